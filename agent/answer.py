@@ -1,0 +1,110 @@
+"""Answer parsing and mapping a free-text answer onto the given choices.
+
+Rules are tried in order and the one that matched is recorded on the answer event:
+``letter`` ("B", "(B)", "Option B"), ``exact`` (the choice text, ignoring case and
+punctuation), ``token`` (the MMAU/MMAR scoring rule), ``embedding`` (sentence similarity),
+``overlap`` (shared words, when no embedder is available) and ``none``.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Similarity = Callable[[str, list[str]], np.ndarray]
+
+_ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S | re.I)
+_ANSWER_LINE = re.compile(r"(?:final answer|answer)\s*[:：]\s*(.+)", re.I)
+_LETTER_FORMS = (
+    re.compile(r"^\(?([A-Z])\)?[.):]?$"),
+    re.compile(r"^(?:option|choice|answer)\s*[:\-]?\s*\(?([A-Z])\)?[.):]?$", re.I),
+    re.compile(r"^\(?([A-Z])[.)]\s+.+$"),
+)
+_WORD = re.compile(r"\b\w+\b")
+
+
+@dataclass(frozen=True)
+class ChoiceMatch:
+    choice: str | None
+    rule: str  # letter | exact | token | embedding | overlap | none
+    score: float | None = None
+
+
+def letter(index: int) -> str:
+    return string.ascii_uppercase[index]
+
+
+def format_choices(choices: Sequence[str]) -> str:
+    return "\n".join(f"({letter(i)}) {c}" for i, c in enumerate(choices))
+
+
+def extract_answer(text: str) -> str:
+    """The answer part of a planner's final text: ``<answer>``, an "Answer:" line, or all."""
+    tags = _ANSWER_TAG.findall(text)
+    if tags:
+        return tags[-1].strip()
+    lines = _ANSWER_LINE.findall(text)
+    if lines:
+        return lines[-1].strip()
+    return text.strip()
+
+
+def tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _normalise(text: str) -> str:
+    return " ".join(tokens(text))
+
+
+def token_rule_correct(prediction: str, answer: str, choices: Sequence[str]) -> bool:
+    """The MMAU/MMAR accuracy rule: every answer token present, no wrong-only token present."""
+    pred = set(tokens(prediction))
+    answer_tokens = set(tokens(answer))
+    wrong_only: set[str] = set()
+    for choice in choices:
+        if choice != answer:
+            wrong_only |= set(tokens(choice))
+    wrong_only -= answer_tokens
+    return answer_tokens <= pred and not (wrong_only & pred)
+
+
+def match_choice(
+    text: str, choices: Sequence[str], similarity: Similarity | None = None
+) -> ChoiceMatch:
+    if not choices:
+        return ChoiceMatch(None, "none")
+    answer = extract_answer(text)
+    stripped = answer.strip().strip("*").strip()
+    for form in _LETTER_FORMS:
+        found = form.match(stripped)
+        if found:
+            index = string.ascii_uppercase.index(found.group(1).upper())
+            if index < len(choices):
+                # "(B) text" must agree with choice B's text when both are given.
+                rest = stripped[found.end(1) :].strip(" .):")
+                if not rest or _normalise(rest) == _normalise(choices[index]):
+                    return ChoiceMatch(choices[index], "letter")
+    norm = _normalise(answer)
+    for choice in choices:
+        if norm == _normalise(choice):
+            return ChoiceMatch(choice, "exact")
+    token_hits = [c for c in choices if token_rule_correct(answer, c, choices)]
+    if len(token_hits) == 1:
+        return ChoiceMatch(token_hits[0], "token")
+    if not norm:
+        return ChoiceMatch(None, "none")
+    if similarity is not None:
+        scores = np.asarray(similarity(answer, list(choices)), dtype=float)
+        best = int(np.argmax(scores))
+        return ChoiceMatch(choices[best], "embedding", float(scores[best]))
+    pred = set(tokens(answer))
+    overlaps = [len(pred & set(tokens(c))) / max(1, len(set(tokens(c)))) for c in choices]
+    best = int(np.argmax(overlaps))
+    if overlaps[best] > 0:
+        return ChoiceMatch(choices[best], "overlap", overlaps[best])
+    return ChoiceMatch(None, "none")

@@ -1,0 +1,150 @@
+"""The event spine: one run is a stream of these typed events.
+
+The loop yields them, storage appends them, the API streams them as server-sent
+events, the UI renders them and the benchmark counts them. Nothing else in the
+project defines an event shape. Consumers dispatch on ``type`` and end with
+``assert_never`` so that a new event type is a type error wherever it is not handled.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class EventBase(BaseModel):
+    run_id: str
+    seq: int = Field(ge=1, description="1, 2, 3 ... per run")
+    at: datetime = Field(default_factory=utc_now)
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    audio_seconds: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            audio_seconds=self.audio_seconds + other.audio_seconds,
+        )
+
+
+class RunStarted(EventBase):
+    type: Literal["run_started"] = "run_started"
+    question: str
+    choices: list[str] = Field(default_factory=list)
+    audio_ids: list[str] = Field(default_factory=list)
+    planner: str
+    planner_label: str = ""
+    tools: list[str] = Field(default_factory=list)
+    strategy: str = "react"
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class PlannerDelta(EventBase):
+    type: Literal["planner_delta"] = "planner_delta"
+    turn: int
+    text: str
+
+
+class Thought(EventBase):
+    type: Literal["thought"] = "thought"
+    turn: int
+    text: str
+    usage: Usage = Field(default_factory=Usage)
+    cost: float = 0.0
+
+
+class ToolCall(EventBase):
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = None
+
+
+class ToolResultEvent(EventBase):
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    tool: str
+    output: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    duration_s: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    cost: float = 0.0
+    cached: bool = False
+    error: str | None = None
+
+
+class Verification(EventBase):
+    type: Literal["verification"] = "verification"
+    compared: list[str]
+    answers: dict[str, str]
+    agreement: bool
+    resolution: str
+
+
+class Answer(EventBase):
+    type: Literal["answer"] = "answer"
+    text: str
+    choice: str | None = None
+    match_rule: str | None = Field(
+        default=None, description="letter | exact | token | embedding | none"
+    )
+    confidence: float | None = None
+    rationale: str = ""
+    forced: bool = Field(default=False, description="answered because the tool budget was spent")
+
+
+class RunFinished(EventBase):
+    type: Literal["run_finished"] = "run_finished"
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    wall_s: float
+    status: Literal["ok", "forced", "cancelled"] = "ok"
+
+
+class RunFailed(EventBase):
+    type: Literal["run_failed"] = "run_failed"
+    kind: str
+    message: str
+
+
+Event = Annotated[
+    (
+        RunStarted
+        | PlannerDelta
+        | Thought
+        | ToolCall
+        | ToolResultEvent
+        | Verification
+        | Answer
+        | RunFinished
+        | RunFailed
+    ),
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+TERMINAL_TYPES = frozenset({"run_finished", "run_failed"})
+
+
+def parse_event(data: dict[str, Any] | str | bytes) -> Event:
+    """Rebuild a typed event from its JSON form (a dict or a JSON string)."""
+    if isinstance(data, (str, bytes)):
+        return EVENT_ADAPTER.validate_json(data)
+    return EVENT_ADAPTER.validate_python(data)
+
+
+def event_to_json(event: Event) -> str:
+    return event.model_dump_json()

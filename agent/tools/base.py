@@ -1,0 +1,82 @@
+"""The Tool protocol: what every audio model or signal tool looks like to the loop."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from agent.audio import AudioRef
+from agent.events import Usage
+
+
+class ToolResult(BaseModel):
+    """What a tool returns: readable text for the planner, structured data for the UI."""
+
+    output: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    cost: float = 0.0
+    error: str | None = None
+    model: str | None = None
+
+
+class ToolError(Exception):
+    """A tool failure with a message the planner (and a person) can act on."""
+
+
+@dataclass
+class ToolContext:
+    """What the loop hands a tool for one call: the resolved audio and its samples."""
+
+    audio: AudioRef
+    samples: np.ndarray  # 16 kHz mono float32
+    sample_rate: int = 16_000
+    # Lets a tool call another tool (the clip tool runs one on a cut range).
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    label: str  # short human name for the UI
+    description: str  # what the planner reads
+    parameters: dict[str, Any]  # JSON schema of the arguments (audio_id is added by the loop)
+    model: str | None
+    local: bool  # runs on this machine, no key needed
+
+    async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult: ...
+
+
+def cache_key(audio_sha256: str, tool: str, arguments: dict[str, Any], model: str | None) -> str:
+    """Identical calls (same audio, tool, arguments, model) share this key."""
+    blob = json.dumps(
+        {"audio": audio_sha256, "tool": tool, "args": arguments, "model": model},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ToolCache(Protocol):
+    def get(self, key: str) -> ToolResult | None: ...
+
+    def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None: ...
+
+
+class MemoryToolCache:
+    """In-process cache; the storage package provides the SQL-backed one."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, ToolResult] = {}
+
+    def get(self, key: str) -> ToolResult | None:
+        return self._items.get(key)
+
+    def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        self._items[key] = result

@@ -1,0 +1,84 @@
+"""Alembic environment for the storage package.
+
+The database comes from, in order: an ``engine`` or ``connection`` put in
+``config.attributes`` by ``storage.db.migrate``; a ``url`` attribute; the ini's
+``sqlalchemy.url``; the ``AUDIO_AGENT_DB_URL`` environment variable; the default SQLite file.
+"""
+
+from __future__ import annotations
+
+from logging.config import fileConfig
+from typing import Any
+
+from alembic import context
+from sqlalchemy.engine import Connection
+
+from storage.db import default_url, make_engine
+from storage.models import Base
+
+config = context.config
+if config.config_file_name is not None and config.attributes.get("configure_logger", True):
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
+
+target_metadata = Base.metadata
+
+
+def _run(connection: Connection) -> None:
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # Batch migrations copy and drop tables; with foreign keys on, dropping a parent
+        # would cascade-delete its children. Off for the migration, back on afterwards.
+        connection.exec_driver_sql("PRAGMA foreign_keys = OFF")
+    try:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=sqlite,
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    finally:
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys = ON")
+
+
+def run_migrations_offline() -> None:
+    url = config.attributes.get("url") or config.get_main_option("sqlalchemy.url") or default_url()
+    context.configure(
+        url=url,
+        target_metadata=target_metadata,
+        literal_binds=True,
+        render_as_batch=url.startswith("sqlite"),
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    connection: Any = config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    engine = config.attributes.get("engine")
+    owned = engine is None
+    if owned:
+        url = (
+            config.attributes.get("url")
+            or config.get_main_option("sqlalchemy.url")
+            or default_url()
+        )
+        engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            _run(conn)
+            conn.commit()
+    finally:
+        if owned:
+            engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()
