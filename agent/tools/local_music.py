@@ -1,0 +1,64 @@
+"""Music facts: tempo, beats and key with librosa; notes with basic-pitch's ONNX model."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agent.tools.base import ToolContext, ToolResult
+
+
+class MusicTool:
+    name = "music_analysis"
+    label = "Music analysis (librosa, basic-pitch)"
+    description = (
+        "Measure musical facts: tempo in BPM, beat times, the most likely key (major/minor) "
+        "and, when asked, the notes played (pitch, start, end)."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "notes": {"type": "boolean", "description": "Also transcribe notes (slower)."}
+        },
+    }
+    model = "librosa + basic-pitch"
+    local = True
+    requires = ("librosa", "onnxruntime", "basic_pitch")  # importable packages it needs
+
+    async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        from agent.local_models import music
+
+        facts = await asyncio.to_thread(music.analyze, ctx.samples)
+        beats = [round(float(b), 2) for b in facts.beat_times]
+        lines = [
+            f"Tempo: about {facts.tempo_bpm:.1f} BPM ({len(beats)} beats found).",
+            f"Key: {facts.key} (template correlation {facts.key_confidence:.2f}; "
+            "below 0.5 the key is uncertain).",
+        ]
+        data: dict[str, Any] = {
+            "tempo_bpm": round(float(facts.tempo_bpm), 1),
+            "beats": beats[:400],
+            "key": facts.key,
+            "key_confidence": round(float(facts.key_confidence), 3),
+        }
+        if arguments.get("notes"):
+            notes = await asyncio.to_thread(music.notes, ctx.samples)
+            data["notes"] = [
+                {
+                    "start": round(n.start, 2),
+                    "end": round(n.end, 2),
+                    "pitch_midi": int(n.pitch_midi),
+                    "name": n.name,
+                }
+                for n in notes[:500]
+            ]
+            names = [n.name for n in notes]
+            lines.append(
+                f"Notes ({len(notes)}): "
+                + (" ".join(names[:60]) if names else "none found")
+                + (" ..." if len(names) > 60 else "")
+            )
+            data["spans"] = [
+                {"start": n["start"], "end": n["end"], "label": n["name"]} for n in data["notes"]
+            ][:60]
+        return ToolResult(output="\n".join(lines), data=data)

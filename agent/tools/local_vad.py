@@ -1,0 +1,46 @@
+"""Voice activity: where speech is, with the Silero VAD that ships in faster-whisper."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.format import span_list
+
+
+class SpeechActivityTool:
+    name = "speech_activity"
+    label = "Speech activity (Silero VAD)"
+    description = (
+        "Find the time spans that contain speech (voice activity detection). "
+        "Use it to tell whether anyone speaks, and when."
+    )
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    model = "silero-vad"
+    local = True
+    requires = ("faster_whisper",)  # importable packages it needs
+
+    async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        from agent.local_models import vad
+
+        spans = await asyncio.to_thread(vad.speech_spans, ctx.samples)
+        duration = len(ctx.samples) / ctx.sample_rate
+        speech = sum(b - a for a, b in spans)
+        if spans:
+            output = (
+                f"Speech in {len(spans)} span(s), {speech:.1f} s of {duration:.1f} s: "
+                f"{span_list(spans)}."
+            )
+        else:
+            output = f"No speech detected in {duration:.1f} s of audio."
+        return ToolResult(
+            output=output,
+            data={
+                "speech_seconds": round(speech, 2),
+                "duration_s": round(duration, 2),
+                "spans": [
+                    {"start": round(a, 2), "end": round(b, 2), "label": "speech"} for a, b in spans
+                ],
+            },
+        )
