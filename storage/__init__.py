@@ -1,0 +1,26 @@
+"""Storage: SQLAlchemy models, migrations and the ``Store`` that reads and writes them.
+
+Knows the agent's events (``agent.events``), nothing about HTTP or Gradio.
+
+    from storage import Store, SqlToolCache
+    store = Store.open("sqlite:///data/audio_agent.sqlite3")   # engine + migrate to head
+    store.mark_interrupted_runs()
+"""
+
+from storage.db import default_url, make_engine, migrate, session_factory
+from storage.repo import EXPORT_FORMAT, SqlToolCache, Store
+from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "AudioInfo",
+    "ConversationInfo",
+    "MessageInfo",
+    "RunInfo",
+    "SqlToolCache",
+    "Store",
+    "default_url",
+    "make_engine",
+    "migrate",
+    "session_factory",
+]

@@ -48,7 +48,7 @@ def make_engine(url: str | URL, **kwargs: Any) -> Engine:
         kwargs.setdefault("poolclass", StaticPool)
     else:
         db = parsed.database or ""
-        path = Path(db[len("file:"):].split("?")[0] if db.startswith("file:") else db)
+        path = Path(db[len("file:") :].split("?")[0] if db.startswith("file:") else db)
         path.expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(parsed, connect_args=connect_args, **kwargs)
 

@@ -11,7 +11,7 @@ Any change here needs a new Alembic migration in ``storage/migrations/versions``
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -42,7 +42,7 @@ DEFAULT_OWNER = "local"
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_id() -> str:
@@ -64,8 +64,9 @@ class Conversation(Base):
         {"comment": "One chat thread: a list of messages in the history sidebar."},
     )
 
-    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id,
-                                    comment="uuid4 hex")
+    id: Mapped[str] = mapped_column(
+        String(32), primary_key=True, default=new_id, comment="uuid4 hex"
+    )
     owner: Mapped[str] = mapped_column(
         String(255),
         default=DEFAULT_OWNER,
@@ -95,8 +96,9 @@ class Audio(Base):
         "folder name in the audio store, so identical uploads share one row.",
     )
     name: Mapped[str] = mapped_column(
-        Text, default="", comment="Original file name as uploaded; empty for recordings "
-        "made with the microphone."
+        Text,
+        default="",
+        comment="Original file name as uploaded; empty for recordings made with the microphone.",
     )
     format: Mapped[str] = mapped_column(
         String(16), comment="Format of the original: wav, mp3, ogg, flac, m4a, webm ..."
@@ -129,8 +131,9 @@ class Message(Base):
         {"comment": "Chat messages: user questions and the assistant's final answers."},
     )
 
-    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id,
-                                    comment="uuid4 hex")
+    id: Mapped[str] = mapped_column(
+        String(32), primary_key=True, default=new_id, comment="uuid4 hex"
+    )
     conversation_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("conversations.id", ondelete="CASCADE")
     )
@@ -162,8 +165,10 @@ class Message(Base):
 class Run(Base):
     __tablename__ = "runs"
     __table_args__ = (
-        {"comment": "One run: one question answered by one planner with one tool set "
-         "under one strategy. Its steps are in events."},
+        {
+            "comment": "One run: one question answered by one planner with one tool set "
+            "under one strategy. Its steps are in events."
+        },
     )
 
     id: Mapped[str] = mapped_column(
@@ -284,8 +289,7 @@ class ToolCacheEntry(Base):
         "caches calls on audio that has no row in audio.",
     )
     result: Mapped[dict[str, Any]] = mapped_column(
-        JSON, comment="ToolResult.model_dump(mode='json'); results with an error are never "
-        "stored."
+        JSON, comment="ToolResult.model_dump(mode='json'); results with an error are never stored."
     )
     created_at: Mapped[datetime] = _ts("When the result was stored (UTC).")
     hits: Mapped[int] = mapped_column(

@@ -23,24 +23,29 @@ if config.config_file_name is not None and config.attributes.get("configure_logg
 target_metadata = Base.metadata
 
 
-def _run(connection: Connection) -> None:
-    sqlite = connection.dialect.name == "sqlite"
-    if sqlite:
-        # Batch migrations copy and drop tables; with foreign keys on, dropping a parent
-        # would cascade-delete its children. Off for the migration, back on afterwards.
+def _run(connection: Connection, *, own_transaction: bool) -> None:
+    # Batch migrations copy and drop tables; with foreign keys on, dropping a parent would
+    # cascade-delete its children. So they are off while we migrate a connection we own,
+    # and back on (after the commit: the pragma is a no-op inside a transaction) at the end.
+    toggle_fks = own_transaction and connection.dialect.name == "sqlite"
+    if toggle_fks:
         connection.exec_driver_sql("PRAGMA foreign_keys = OFF")
     try:
         context.configure(
             connection=connection,
             target_metadata=target_metadata,
-            render_as_batch=sqlite,
+            render_as_batch=connection.dialect.name == "sqlite",
             compare_type=True,
         )
         with context.begin_transaction():
             context.run_migrations()
+        if own_transaction:
+            connection.commit()
     finally:
-        if sqlite:
+        if toggle_fks:
+            connection.rollback()
             connection.exec_driver_sql("PRAGMA foreign_keys = ON")
+            connection.commit()
 
 
 def run_migrations_offline() -> None:
@@ -58,7 +63,7 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     connection: Any = config.attributes.get("connection")
     if connection is not None:
-        _run(connection)
+        _run(connection, own_transaction=False)
         return
     engine = config.attributes.get("engine")
     owned = engine is None
@@ -71,8 +76,7 @@ def run_migrations_online() -> None:
         engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            _run(conn)
-            conn.commit()
+            _run(conn, own_transaction=True)
     finally:
         if owned:
             engine.dispose()

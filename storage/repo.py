@@ -1,0 +1,610 @@
+"""``Store``: every read and write of the app's database, returning plain pydantic models.
+
+Each method opens one short session and closes it before returning, so one ``Store`` can be
+shared by all threads of the web app. Nothing returned holds on to a session.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from agent.audio import AudioRef
+from agent.events import (
+    Answer,
+    Event,
+    RunFailed,
+    RunFinished,
+    parse_event,
+)
+from agent.tools.base import ToolResult
+from storage.db import make_engine, migrate, session_factory
+from storage.models import (
+    DEFAULT_OWNER,
+    DEFAULT_TITLE,
+    Audio,
+    Conversation,
+    EventRow,
+    Message,
+    Run,
+    ToolCacheEntry,
+    new_id,
+    utc_now,
+)
+from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+EXPORT_FORMAT = "audio-agent-conversation/1"
+INTERRUPTED_ERROR = "interrupted (server stopped)"
+TITLE_CHARS = 60
+ROLES = ("user", "assistant")
+
+T = TypeVar("T")
+
+
+class Store:
+    """The app's database. Build with ``Store(sessionmaker)`` or ``Store.open(url)``."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    @classmethod
+    def open(cls, url: str | URL, *, run_migrations: bool = True) -> Store:
+        """Engine for ``url`` (see ``make_engine``), migrated to head unless told not to."""
+        engine = make_engine(url)
+        if run_migrations:
+            migrate(engine)
+        return cls(session_factory(engine))
+
+    @property
+    def engine(self) -> Engine:
+        bind = self._sessions.kw["bind"]
+        assert isinstance(bind, Engine)
+        return bind
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ conversations
+
+    def create_conversation(
+        self, title: str = DEFAULT_TITLE, owner: str = DEFAULT_OWNER
+    ) -> ConversationInfo:
+        now = utc_now()
+        row = Conversation(id=new_id(), owner=owner, title=title, created_at=now, updated_at=now)
+        with self._sessions.begin() as s:
+            s.add(row)
+            s.flush()
+            return _conversation(row)
+
+    def list_conversations(self, owner: str | None = None) -> list[ConversationInfo]:
+        """Newest activity first; every owner's when ``owner`` is None."""
+        stmt = select(Conversation).order_by(
+            Conversation.updated_at.desc(), Conversation.created_at.desc(), Conversation.id
+        )
+        if owner is not None:
+            stmt = stmt.where(Conversation.owner == owner)
+        with self._sessions() as s:
+            return [_conversation(r) for r in s.scalars(stmt)]
+
+    def get_conversation(self, conversation_id: str) -> ConversationInfo | None:
+        with self._sessions() as s:
+            row = s.get(Conversation, conversation_id)
+            return _conversation(row) if row is not None else None
+
+    def rename_conversation(self, conversation_id: str, title: str) -> ConversationInfo | None:
+        """Set the title (and updated_at); None if there is no such conversation."""
+        with self._sessions.begin() as s:
+            row = s.get(Conversation, conversation_id)
+            if row is None:
+                return None
+            row.title = title
+            row.updated_at = utc_now()
+            s.flush()
+            return _conversation(row)
+
+    def delete_conversation(self, conversation_id: str) -> bool:
+        """Delete it with its messages, runs and events; False if it did not exist."""
+        with self._sessions.begin() as s:
+            result = s.execute(delete(Conversation).where(Conversation.id == conversation_id))
+            return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def touch(self, conversation_id: str) -> None:
+        """Mark activity now (moves the conversation to the top of the list)."""
+        with self._sessions.begin() as s:
+            s.execute(
+                update(Conversation)
+                .where(Conversation.id == conversation_id)
+                .values(updated_at=utc_now())
+            )
+
+    # ------------------------------------------------------------------ audio
+
+    def add_audio(self, ref: AudioRef, size_bytes: int) -> None:
+        """Record a stored recording; a second call with the same id does nothing."""
+        if self.get_audio(ref.id) is not None:
+            return
+        row = Audio(
+            id=ref.id,
+            name=ref.name,
+            format=ref.format,
+            duration_s=float(ref.duration_s),
+            sample_rate=int(ref.original_sample_rate),
+            channels=int(ref.original_channels),
+            stored_path=str(ref.path),
+            original_path=str(ref.original_path),
+            size_bytes=int(size_bytes),
+            created_at=utc_now(),
+        )
+        try:
+            with self._sessions.begin() as s:
+                s.add(row)
+        except IntegrityError:
+            # Another thread stored the same recording between the check and the insert.
+            if self.get_audio(ref.id) is None:
+                raise
+
+    def get_audio(self, audio_id: str) -> AudioInfo | None:
+        with self._sessions() as s:
+            row = s.get(Audio, audio_id)
+            return _audio(row) if row is not None else None
+
+    # ------------------------------------------------------------------ messages
+
+    def add_message(
+        self,
+        conversation_id: str,
+        role: str,
+        text: str,
+        choices: Iterable[str] | None = None,
+        audio_id: str | None = None,
+    ) -> MessageInfo:
+        """Append a message (next position) and touch the conversation.
+
+        The first user message of a conversation still titled "New conversation" also
+        gives it a title (the question's first ~60 characters).
+        Raises LookupError if the conversation does not exist.
+        """
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, not {role!r}")
+        choice_list = [str(c) for c in (choices or [])]
+
+        def write(s: Session) -> MessageInfo:
+            conv = s.get(Conversation, conversation_id)
+            if conv is None:
+                raise LookupError(f"No conversation {conversation_id!r}")
+            if audio_id is not None and s.get(Audio, audio_id) is None:
+                raise LookupError(f"No audio {audio_id!r}; call add_audio first")
+            last, user_count = s.execute(
+                select(
+                    func.max(Message.position),
+                    func.count(Message.id).filter(Message.role == "user"),
+                ).where(Message.conversation_id == conversation_id)
+            ).one()
+            now = utc_now()
+            row = Message(
+                id=new_id(),
+                conversation_id=conversation_id,
+                position=(last or 0) + 1,
+                role=role,
+                text=text,
+                choices=choice_list,
+                audio_id=audio_id,
+                created_at=now,
+            )
+            s.add(row)
+            conv.updated_at = now
+            if role == "user" and not user_count and conv.title == DEFAULT_TITLE:
+                title = make_title(text)
+                if title:
+                    conv.title = title
+            s.flush()
+            return _message(row)
+
+        # Two writers may pick the same next position; the unique constraint catches it.
+        return self._retry_on_conflict(write)
+
+    def list_messages(self, conversation_id: str) -> list[MessageInfo]:
+        stmt = (
+            select(Message)
+            .where(Message.conversation_id == conversation_id)
+            .order_by(Message.position)
+        )
+        with self._sessions() as s:
+            return [_message(r) for r in s.scalars(stmt)]
+
+    def get_message(self, message_id: str) -> MessageInfo | None:
+        with self._sessions() as s:
+            row = s.get(Message, message_id)
+            return _message(row) if row is not None else None
+
+    # ------------------------------------------------------------------ runs and events
+
+    def create_run(
+        self,
+        run_id: str,
+        message_id: str,
+        planner: str,
+        strategy: str,
+        tools: Iterable[str],
+        group_id: str | None = None,
+    ) -> RunInfo:
+        """Register a run (status "running") before its events are appended."""
+        row = Run(
+            id=run_id,
+            message_id=message_id,
+            group_id=group_id,
+            planner=planner,
+            strategy=strategy,
+            tools=list(tools),
+            status="running",
+            calls=0,
+            input_tokens=0,
+            output_tokens=0,
+            cost=0.0,
+            created_at=utc_now(),
+        )
+        with self._sessions.begin() as s:
+            if s.get(Message, message_id) is None:
+                raise LookupError(f"No message {message_id!r}")
+            s.add(row)
+            s.flush()
+            return _run(row)
+
+    def append_event(self, event: Event) -> None:
+        """Store one event (committed at once) and fold it into the run's row.
+
+        ``answer`` sets answer_text/answer_choice; ``run_finished`` sets the totals, status
+        and finished_at; ``run_failed`` sets status "failed", error, error_kind, finished_at.
+        Raises LookupError for an unknown run, ValueError for a seq already stored.
+        """
+        payload = event.model_dump(mode="json")
+        try:
+            with self._sessions.begin() as s:
+                run = s.get(Run, event.run_id)
+                if run is None:
+                    raise LookupError(f"No run {event.run_id!r}; call create_run first")
+                s.add(
+                    EventRow(
+                        run_id=event.run_id,
+                        seq=event.seq,
+                        type=event.type,
+                        payload=payload,
+                        at=event.at,
+                    )
+                )
+                _fold(run, event)
+        except IntegrityError as exc:
+            raise ValueError(
+                f"Event seq {event.seq} of run {event.run_id!r} is already stored"
+            ) from exc
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        with self._sessions() as s:
+            row = s.get(Run, run_id)
+            return _run(row) if row is not None else None
+
+    def runs_for_message(self, message_id: str) -> list[RunInfo]:
+        """The runs answering one user message, oldest first."""
+        stmt = select(Run).where(Run.message_id == message_id).order_by(Run.created_at, Run.id)
+        with self._sessions() as s:
+            return [_run(r) for r in s.scalars(stmt)]
+
+    def run_events(self, run_id: str) -> list[Event]:
+        """The run's events in seq order, rebuilt as typed events."""
+        stmt = select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)
+        with self._sessions() as s:
+            payloads = list(s.scalars(stmt))
+        return [parse_event(p) for p in payloads]
+
+    def mark_interrupted_runs(self) -> list[str]:
+        """Close runs left "running" by a stopped server; returns their ids.
+
+        Each gets status "failed", error "interrupted (server stopped)" and a final
+        ``run_failed`` event (kind "interrupted"), so replaying its events ends properly.
+        """
+        with self._sessions() as s:
+            run_ids = list(s.scalars(select(Run.id).where(Run.status == "running")))
+        closed: list[str] = []
+        for run_id in run_ids:
+            with self._sessions.begin() as s:
+                run = s.get(Run, run_id)
+                if run is None or run.status != "running":
+                    continue
+                last = s.scalar(select(func.max(EventRow.seq)).where(EventRow.run_id == run_id))
+                failed = RunFailed(
+                    run_id=run_id,
+                    seq=(last or 0) + 1,
+                    kind="interrupted",
+                    message=INTERRUPTED_ERROR,
+                )
+                s.add(
+                    EventRow(
+                        run_id=run_id,
+                        seq=failed.seq,
+                        type=failed.type,
+                        payload=failed.model_dump(mode="json"),
+                        at=failed.at,
+                    )
+                )
+                _fold(run, failed)
+            closed.append(run_id)
+        return closed
+
+    # ------------------------------------------------------------------ export
+
+    def conversation_export(self, conversation_id: str) -> dict[str, Any]:
+        """The whole conversation as a JSON-serialisable dict (no audio bytes).
+
+        Shape: ``{"format", "exported_at", "conversation", "audio": [...], "messages":
+        [{...message, "runs": [{...run, "events": [...]}]}]}``. Assistant messages are
+        included with an empty ``runs`` list. Raises LookupError if it does not exist.
+        """
+        with self._sessions() as s:
+            conv = s.get(Conversation, conversation_id)
+            if conv is None:
+                raise LookupError(f"No conversation {conversation_id!r}")
+            messages = list(
+                s.scalars(
+                    select(Message)
+                    .where(Message.conversation_id == conversation_id)
+                    .order_by(Message.position)
+                )
+            )
+            message_ids = [m.id for m in messages]
+            runs = (
+                list(
+                    s.scalars(
+                        select(Run)
+                        .where(Run.message_id.in_(message_ids))
+                        .order_by(Run.created_at, Run.id)
+                    )
+                )
+                if message_ids
+                else []
+            )
+            run_ids = [r.id for r in runs]
+            event_rows = (
+                list(
+                    s.execute(
+                        select(EventRow.run_id, EventRow.payload)
+                        .where(EventRow.run_id.in_(run_ids))
+                        .order_by(EventRow.run_id, EventRow.seq)
+                    )
+                )
+                if run_ids
+                else []
+            )
+
+            events_by_run: dict[str, list[dict[str, Any]]] = {}
+            audio_ids: list[str] = []
+            for run_id, payload in event_rows:
+                events_by_run.setdefault(run_id, []).append(_export_event(payload))
+                if payload.get("type") == "run_started":
+                    audio_ids.extend(payload.get("audio_ids") or [])
+            runs_by_message: dict[str, list[dict[str, Any]]] = {}
+            for r in runs:
+                item = _run(r).model_dump(mode="json")
+                item["events"] = events_by_run.get(r.id, [])
+                runs_by_message.setdefault(r.message_id, []).append(item)
+
+            message_items = []
+            for m in messages:
+                item = _message(m).model_dump(mode="json")
+                item["runs"] = runs_by_message.get(m.id, [])
+                message_items.append(item)
+                if m.audio_id:
+                    audio_ids.append(m.audio_id)
+
+            wanted = list(dict.fromkeys(audio_ids))
+            audio_rows = (
+                {a.id: a for a in s.scalars(select(Audio).where(Audio.id.in_(wanted)))}
+                if wanted
+                else {}
+            )
+            audio_items = [
+                _audio(audio_rows[a]).model_dump(
+                    mode="json", exclude={"stored_path", "original_path"}
+                )
+                for a in wanted
+                if a in audio_rows
+            ]
+            return {
+                "format": EXPORT_FORMAT,
+                "exported_at": utc_now().isoformat(),
+                "conversation": _conversation(conv).model_dump(mode="json"),
+                "audio": audio_items,
+                "messages": message_items,
+            }
+
+    # ------------------------------------------------------------------ tool cache
+
+    def cache_get(self, key: str) -> ToolResult | None:
+        """The cached result for ``key`` (counting a hit), or None."""
+        with self._sessions.begin() as s:
+            row = s.get(ToolCacheEntry, key)
+            if row is None:
+                return None
+            row.hits = (row.hits or 0) + 1
+            return ToolResult.model_validate(row.result)
+
+    def cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        """Store a tool result; results with ``error`` set are never cached."""
+        if result.error:
+            return
+        data = result.model_dump(mode="json")
+
+        def write(s: Session) -> None:
+            row = s.get(ToolCacheEntry, key)
+            if row is None:
+                s.add(
+                    ToolCacheEntry(
+                        key=key,
+                        tool=tool,
+                        audio_id=audio_id,
+                        result=data,
+                        created_at=utc_now(),
+                        hits=0,
+                    )
+                )
+            else:
+                row.tool, row.audio_id, row.result = tool, audio_id, data
+            s.flush()
+
+        self._retry_on_conflict(write)
+
+    def cache_hits(self, key: str) -> int | None:
+        with self._sessions() as s:
+            return s.scalar(select(ToolCacheEntry.hits).where(ToolCacheEntry.key == key))
+
+    def clear_tool_cache(self, audio_id: str | None = None) -> int:
+        """Drop cached results (of one recording, or all); returns how many."""
+        stmt = delete(ToolCacheEntry)
+        if audio_id is not None:
+            stmt = stmt.where(ToolCacheEntry.audio_id == audio_id)
+        with self._sessions.begin() as s:
+            return int(s.execute(stmt).rowcount)  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ helpers
+
+    def _retry_on_conflict(self, write: Callable[[Session], T], attempts: int = 5) -> T:
+        for attempt in range(attempts):
+            try:
+                with self._sessions.begin() as s:
+                    return write(s)
+            except IntegrityError:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+
+class SqlToolCache:
+    """The ``agent.tools.base.ToolCache`` protocol backed by the ``tool_cache`` table."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def get(self, key: str) -> ToolResult | None:
+        return self.store.cache_get(key)
+
+    def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        self.store.cache_put(key, tool, audio_id, result)
+
+
+def make_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A one-line title from a question: whitespace collapsed, cut near ``limit`` chars."""
+    line = re.sub(r"\s+", " ", text).strip()
+    if len(line) <= limit:
+        return line
+    cut = line[:limit]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:-") + "…"
+
+
+def _fold(run: Run, event: Event) -> None:
+    """Update a run's row from one of its events."""
+    if isinstance(event, Answer):
+        run.answer_text = event.text
+        run.answer_choice = event.choice
+    elif isinstance(event, RunFinished):
+        run.calls = event.calls
+        run.input_tokens = event.input_tokens
+        run.output_tokens = event.output_tokens
+        run.cost = event.cost
+        run.wall_s = event.wall_s
+        run.status = event.status
+        run.finished_at = event.at
+    elif isinstance(event, RunFailed):
+        run.status = "failed"
+        run.error = event.message
+        run.error_kind = event.kind
+        run.finished_at = event.at
+
+
+def _export_event(payload: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return parse_event(payload).model_dump(mode="json")
+    except ValueError:
+        return payload  # an event stored by another version; keep it as stored
+
+
+def _utc(value: datetime) -> datetime:
+    """SQLite returns naive datetimes; everything stored is UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _utc_opt(value: datetime | None) -> datetime | None:
+    return _utc(value) if value is not None else None
+
+
+def _conversation(row: Conversation) -> ConversationInfo:
+    return ConversationInfo(
+        id=row.id,
+        owner=row.owner,
+        title=row.title,
+        created_at=_utc(row.created_at),
+        updated_at=_utc(row.updated_at),
+    )
+
+
+def _audio(row: Audio) -> AudioInfo:
+    return AudioInfo(
+        id=row.id,
+        name=row.name,
+        format=row.format,
+        duration_s=row.duration_s,
+        sample_rate=row.sample_rate,
+        channels=row.channels,
+        stored_path=row.stored_path,
+        original_path=row.original_path,
+        size_bytes=row.size_bytes,
+        created_at=_utc(row.created_at),
+    )
+
+
+def _message(row: Message) -> MessageInfo:
+    return MessageInfo(
+        id=row.id,
+        conversation_id=row.conversation_id,
+        position=row.position,
+        role=row.role,  # type: ignore[arg-type]
+        text=row.text,
+        choices=list(row.choices or []),
+        audio_id=row.audio_id,
+        created_at=_utc(row.created_at),
+    )
+
+
+def _run(row: Run) -> RunInfo:
+    return RunInfo(
+        id=row.id,
+        message_id=row.message_id,
+        group_id=row.group_id,
+        planner=row.planner,
+        strategy=row.strategy,
+        tools=list(row.tools or []),
+        status=row.status,  # type: ignore[arg-type]
+        answer_text=row.answer_text,
+        answer_choice=row.answer_choice,
+        calls=row.calls,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        cost=row.cost,
+        wall_s=row.wall_s,
+        error=row.error,
+        error_kind=row.error_kind,
+        created_at=_utc(row.created_at),
+        finished_at=_utc_opt(row.finished_at),
+    )
