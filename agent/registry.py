@@ -88,6 +88,7 @@ class Registry:
         self.env = dict(os.environ if env is None else env)
         self._similarity = similarity
         self._tools: dict[str, Tool] = {}
+        self._planners: dict[str, Planner] = {}
         self._entries = self._load()
 
     # -- catalogue ---------------------------------------------------------------------------
@@ -136,6 +137,24 @@ class Registry:
             return False, f"the '{entry.provider}' adapter is not part of this version yet"
         return True, None
 
+    def register(self, item: Planner | Tool, *, kind: Literal["planner", "tool"]) -> None:
+        """Add a ready-made planner or tool (tests, demos, plug-ins) to the catalogue."""
+        entry = CatalogueEntry(
+            name=item.name,
+            kind=kind,
+            provider="custom",
+            label=item.label,
+            model=item.model,
+            description=getattr(item, "description", ""),
+            available=True,
+            local=True,
+        )
+        self._entries[(kind, item.name)] = entry
+        if kind == "tool":
+            self._tools[item.name] = item  # type: ignore[assignment]
+        else:
+            self._planners[item.name] = item  # type: ignore[assignment]
+
     def catalogue(self) -> dict[str, list[dict[str, Any]]]:
         return {
             "planners": [e.public() for (k, _), e in self._entries.items() if k == "planner"],
@@ -163,6 +182,8 @@ class Registry:
 
     def planner(self, name: str) -> Planner:
         entry = self._entry("planner", name)
+        if name in self._planners:
+            return self._planners[name]
         if entry.provider == "local":
             from agent.planners.offline import OfflinePlanner
 
@@ -181,8 +202,10 @@ class Registry:
     def similarity(self) -> Similarity | None:
         """Sentence similarity from the bundled MiniLM (loaded on first use)."""
         if self._similarity is None:
-            from agent.local_models import embedding
-
+            try:
+                from agent.local_models import embedding
+            except ImportError:  # answers then fall back to word overlap
+                return None
             self._similarity = embedding.similarity
         return self._similarity
 

@@ -233,9 +233,6 @@ async def run_question(
             return
     except PlannerError as exc:
         yield emit(ev.RunFailed, kind=exc.kind, message=str(exc))
-    except asyncio.CancelledError:
-        yield emit(ev.RunFailed, kind="cancelled", message="The run was cancelled.")
-        raise
     except Exception as exc:  # a bug or an unexpected planner failure: report, do not hide
         yield emit(
             ev.RunFailed,

@@ -1,0 +1,64 @@
+"""Entry point: settings, storage, registry, the FastAPI app with the Gradio UI mounted; serve.
+
+    python app.py            # http://127.0.0.1:7860, offline default
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub at run time
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr  # noqa: E402
+import uvicorn  # noqa: E402
+from fastapi import FastAPI  # noqa: E402
+
+from agent.registry import Registry, warm_up  # noqa: E402
+from backend import api  # noqa: E402
+from backend.service import AgentService  # noqa: E402
+from backend.settings import Settings  # noqa: E402
+from storage import Store  # noqa: E402
+
+log = logging.getLogger("audio_agent")
+
+
+def create_service(settings: Settings, registry: Registry | None = None) -> AgentService:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = Store.open(settings.database_url)
+    interrupted = store.mark_interrupted_runs()
+    if interrupted:
+        log.warning("marked %d run(s) interrupted by the last shutdown", len(interrupted))
+    return AgentService(settings, store, registry or Registry(settings.config_path))
+
+
+def create_app(
+    settings: Settings | None = None, *, registry: Registry | None = None, ui: bool = True
+) -> FastAPI:
+    """The FastAPI app (REST + SSE under /api) with the Gradio UI mounted at /."""
+    settings = settings or Settings.from_env()
+    service = create_service(settings, registry)
+    app = FastAPI(title="Audio question answering agent", version=api.API_VERSION)
+    api.install(app, service)
+    app.state.service = service
+    if settings.warm_up:
+        threading.Thread(target=warm_up, args=(log.info,), daemon=True, name="warm-up").start()
+    if not ui:
+        return app
+    from frontend.ui import build_ui
+
+    return gr.mount_gradio_app(app, build_ui(service), path="/")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = Settings.from_env()
+    app = create_app(settings)
+    print(f"Serving on http://{settings.host}:{settings.port}", flush=True)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

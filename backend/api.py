@@ -1,0 +1,183 @@
+"""REST and server-sent-event routes. Thin: each route calls one service method."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, File, HTTPException, Request, UploadFile
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field
+
+from backend.service import AgentService, AskRequest, ServiceError
+from storage.schemas import AudioInfo, ConversationInfo
+
+API_VERSION = "1"
+
+
+class NewConversation(BaseModel):
+    title: str = "New conversation"
+
+
+class Rename(BaseModel):
+    title: str = Field(min_length=1, max_length=200)
+
+
+class AskBody(BaseModel):
+    question: str
+    choices: list[str] = Field(default_factory=list)
+    audio_id: str | None = None
+    planner: str | None = None
+    tools: list[str] | None = None
+    strategy: str = "react"
+    budget: int | None = Field(default=None, ge=1, le=100)
+
+
+def public_audio(info: AudioInfo) -> dict[str, Any]:
+    data = info.model_dump(mode="json", exclude={"stored_path", "original_path"})
+    data["url"] = f"/api/audio/{info.id}"
+    return data
+
+
+def build_router(service: AgentService) -> APIRouter:
+    router = APIRouter(prefix="/api")
+
+    @router.get("/health")
+    def health() -> dict[str, Any]:
+        catalogue = service.catalogue()
+        return {
+            "status": "ok",
+            "version": API_VERSION,
+            "planners_available": sum(p["available"] for p in catalogue["planners"]),
+            "tools_available": sum(t["available"] for t in catalogue["tools"]),
+        }
+
+    @router.get("/catalogue")
+    def catalogue() -> dict[str, Any]:
+        return service.catalogue()
+
+    @router.get("/conversations")
+    def list_conversations() -> list[ConversationInfo]:
+        return service.store.list_conversations()
+
+    @router.post("/conversations", status_code=201)
+    def create_conversation(body: NewConversation | None = None) -> ConversationInfo:
+        return service.store.create_conversation((body or NewConversation()).title)
+
+    @router.get("/conversations/{conversation_id}")
+    def get_conversation(conversation_id: str) -> dict[str, Any]:
+        conv = service.conversation_or_404(conversation_id)
+        return {
+            "conversation": conv.model_dump(mode="json"),
+            "messages": [
+                {
+                    **view.message.model_dump(mode="json"),
+                    "runs": [run.info.model_dump(mode="json") for run in view.runs],
+                }
+                for view in service.conversation_view(conversation_id)
+            ],
+        }
+
+    @router.patch("/conversations/{conversation_id}")
+    def rename(conversation_id: str, body: Rename) -> ConversationInfo:
+        service.conversation_or_404(conversation_id)
+        renamed = service.store.rename_conversation(conversation_id, body.title.strip())
+        assert renamed is not None
+        return renamed
+
+    @router.delete("/conversations/{conversation_id}", status_code=204)
+    def delete(conversation_id: str) -> None:
+        service.conversation_or_404(conversation_id)
+        service.store.delete_conversation(conversation_id)
+
+    @router.get("/conversations/{conversation_id}/export")
+    def export(conversation_id: str) -> JSONResponse:
+        service.conversation_or_404(conversation_id)
+        return JSONResponse(
+            service.store.conversation_export(conversation_id),
+            headers={
+                "Content-Disposition": f'attachment; filename="conversation-{conversation_id}.json"'
+            },
+        )
+
+    @router.post("/audio", status_code=201)
+    async def upload(file: UploadFile = File(...)) -> dict[str, Any]:
+        limit = service.audio.max_bytes
+        data = await file.read(limit + 1)
+        if len(data) > limit:
+            raise ServiceError(
+                f"{file.filename or 'The upload'} is larger than the limit of "
+                f"{service.settings.max_upload_mb:.0f} MB.",
+                status=413,
+            )
+        return public_audio(service.upload(data, name=file.filename or ""))
+
+    @router.get("/audio/{audio_id}")
+    def audio_file(audio_id: str) -> FileResponse:
+        info = service.store.get_audio(audio_id)
+        if info is None:
+            raise HTTPException(404, f"No audio {audio_id}.")
+        return FileResponse(info.original_path, filename=info.name or None)
+
+    @router.get("/audio/{audio_id}/info")
+    def audio_info(audio_id: str) -> dict[str, Any]:
+        info = service.store.get_audio(audio_id)
+        if info is None:
+            raise HTTPException(404, f"No audio {audio_id}.")
+        return public_audio(info)
+
+    @router.post("/conversations/{conversation_id}/ask")
+    async def ask(conversation_id: str, body: AskBody) -> StreamingResponse:
+        request, _ = service.prepare(
+            conversation_id,
+            AskRequest(
+                question=body.question,
+                choices=body.choices,
+                audio_id=body.audio_id,
+                planner=body.planner,
+                tools=body.tools,
+                strategy=body.strategy,
+                budget=body.budget,
+            ),
+        )
+
+        async def sse() -> AsyncIterator[str]:
+            async for event in service.stream(conversation_id, request):
+                yield f"id: {event.seq}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
+
+        return StreamingResponse(
+            sse(),
+            media_type="text/event-stream",
+            headers={
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                "X-Run-Id": request.run_id,
+            },
+        )
+
+    @router.get("/runs/{run_id}")
+    def run(run_id: str) -> dict[str, Any]:
+        info = service.store.get_run(run_id)
+        if info is None:
+            raise HTTPException(404, f"No run {run_id}.")
+        return {
+            "run": info.model_dump(mode="json"),
+            "events": [e.model_dump(mode="json") for e in service.store.run_events(run_id)],
+        }
+
+    @router.get("/runs/{run_id}/events")
+    def run_events(run_id: str) -> list[dict[str, Any]]:
+        if service.store.get_run(run_id) is None:
+            raise HTTPException(404, f"No run {run_id}.")
+        return [e.model_dump(mode="json") for e in service.store.run_events(run_id)]
+
+    return router
+
+
+def install(app: FastAPI, service: AgentService) -> None:
+    app.include_router(build_router(service))
+
+    @app.exception_handler(ServiceError)
+    async def service_error(_: Request, exc: ServiceError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+

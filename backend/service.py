@@ -1,0 +1,209 @@
+"""The app's use cases, shared by the REST/SSE routes and the Gradio UI.
+
+The service stores uploads, starts runs and appends every event to the database as it
+happens, so a run cut short is still there up to its last event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import events as ev
+from agent.audio import AudioError, AudioStore
+from agent.registry import Registry, UnavailableError
+from agent.run import PriorTurn, RunRequest, run_question
+from backend.settings import Settings
+from storage import SqlToolCache, Store
+from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+
+class ServiceError(ValueError):
+    """A request that cannot be served, with a message for the person who made it."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class AskRequest:
+    question: str
+    choices: list[str] = field(default_factory=list)
+    audio_id: str | None = None  # default: the conversation's latest audio
+    planner: str | None = None
+    tools: list[str] | None = None
+    strategy: str = "react"
+    budget: int | None = None
+
+
+@dataclass
+class RunView:
+    info: RunInfo
+    events: list[ev.Event]
+
+
+@dataclass
+class MessageView:
+    message: MessageInfo
+    runs: list[RunView] = field(default_factory=list)
+
+
+class AgentService:
+    def __init__(self, settings: Settings, store: Store, registry: Registry) -> None:
+        self.settings = settings
+        self.store = store
+        self.registry = registry
+        self.audio = AudioStore(
+            settings.data_dir / "audio",
+            max_bytes=int(settings.max_upload_mb * 1024 * 1024),
+            max_seconds=settings.max_audio_minutes * 60,
+        )
+        self.cache = SqlToolCache(store)
+
+    # -- audio ----------------------------------------------------------------------------
+    def upload(self, data: bytes, name: str = "") -> AudioInfo:
+        try:
+            ref = self.audio.add_bytes(data, name=name)
+        except AudioError as exc:
+            raise ServiceError(str(exc), status=422) from exc
+        self.store.add_audio(ref, size_bytes=len(data))
+        info = self.store.get_audio(ref.id)
+        assert info is not None
+        return info
+
+    def upload_file(self, path: str | Path) -> AudioInfo:
+        path = Path(path)
+        if not path.is_file():
+            raise ServiceError(f"No such file: {path.name}")
+        size = path.stat().st_size
+        if size > self.audio.max_bytes:
+            raise ServiceError(
+                f"{path.name} is {size / 1e6:.0f} MB; the limit is "
+                f"{self.settings.max_upload_mb:.0f} MB.",
+                status=413,
+            )
+        return self.upload(path.read_bytes(), name=path.name)
+
+    # -- conversations ------------------------------------------------------------------------
+    def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
+        conv = self.store.get_conversation(conversation_id)
+        if conv is None:
+            raise ServiceError(f"No conversation {conversation_id}.", status=404)
+        return conv
+
+    def conversation_view(self, conversation_id: str) -> list[MessageView]:
+        self.conversation_or_404(conversation_id)
+        views = []
+        for message in self.store.list_messages(conversation_id):
+            runs = []
+            if message.role == "user":
+                runs = [
+                    RunView(info, self.store.run_events(info.id))
+                    for info in self.store.runs_for_message(message.id)
+                ]
+            views.append(MessageView(message, runs))
+        return views
+
+    def latest_audio_id(self, conversation_id: str) -> str | None:
+        for message in reversed(self.store.list_messages(conversation_id)):
+            if message.audio_id:
+                return message.audio_id
+        return None
+
+    def _history(self, conversation_id: str) -> list[PriorTurn]:
+        turns: list[PriorTurn] = []
+        for message in self.store.list_messages(conversation_id):
+            if message.role != "user":
+                continue
+            runs = self.store.runs_for_message(message.id)
+            answered = next((r for r in runs if r.answer_text), None)
+            if answered:
+                answer = answered.answer_choice or answered.answer_text or ""
+                turns.append(PriorTurn(message.text, answer, list(message.choices)))
+        return turns
+
+    # -- asking ---------------------------------------------------------------------------
+    def prepare(self, conversation_id: str, ask: AskRequest) -> tuple[RunRequest, MessageInfo]:
+        """Validate a question and record it; raises ServiceError before anything streams."""
+        self.conversation_or_404(conversation_id)
+        question = ask.question.strip()
+        if not question:
+            raise ServiceError("Type a question first.")
+        choices = [c.strip() for c in ask.choices if c and c.strip()]
+        if len(choices) == 1:
+            raise ServiceError("Give at least two answer choices, or none.")
+        if len(choices) > 26:
+            raise ServiceError("At most 26 answer choices.")
+        audio_id = ask.audio_id or self.latest_audio_id(conversation_id)
+        if not audio_id:
+            raise ServiceError("Upload or record audio first.")
+        ref = self.audio.get(audio_id)
+        if ref is None or self.store.get_audio(audio_id) is None:
+            raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
+        try:
+            planner = self.registry.planner(ask.planner or self.registry.default_planner())
+            tools = self.registry.tools(ask.tools)
+        except UnavailableError as exc:
+            raise ServiceError(str(exc)) from exc
+        history = self._history(conversation_id)
+        message = self.store.add_message(
+            conversation_id, "user", question, choices=choices, audio_id=audio_id
+        )
+        request = RunRequest(
+            question=question,
+            choices=choices,
+            audio=[ref],
+            planner=planner,
+            tools=tools,
+            history=history,
+            strategy=ask.strategy,
+            budget=ask.budget or self.settings.budget,
+            tool_timeout_s=self.settings.tool_timeout_s,
+        )
+        self.store.create_run(
+            request.run_id, message.id, planner.name, ask.strategy, [t.name for t in tools]
+        )
+        return request, message
+
+    async def stream(self, conversation_id: str, request: RunRequest) -> AsyncIterator[ev.Event]:
+        """Run a prepared request; every event is stored before it is yielded."""
+        answer: ev.Answer | None = None
+        last_seq, finished = 0, False
+        try:
+            async for event in run_question(
+                request,
+                store=self.audio,
+                cache=self.cache,
+                similarity=self.registry.similarity,
+            ):
+                await asyncio.to_thread(self.store.append_event, event)
+                last_seq, finished = event.seq, event.type in ev.TERMINAL_TYPES
+                if isinstance(event, ev.Answer):
+                    answer = event
+                yield event
+        finally:
+            if not finished:  # the client went away or the task was cancelled
+                self.store.append_event(
+                    ev.RunFailed(
+                        run_id=request.run_id,
+                        seq=last_seq + 1,
+                        kind="cancelled",
+                        message="The run was stopped before it finished.",
+                    )
+                )
+        if answer is not None:
+            await asyncio.to_thread(
+                self.store.add_message, conversation_id, "assistant", answer.choice or answer.text
+            )
+
+    async def ask(self, conversation_id: str, ask: AskRequest) -> AsyncIterator[ev.Event]:
+        request, _ = self.prepare(conversation_id, ask)
+        async for event in self.stream(conversation_id, request):
+            yield event
+
+    def catalogue(self) -> dict[str, Any]:
+        return self.registry.catalogue()

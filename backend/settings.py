@@ -1,0 +1,52 @@
+"""Settings of the web app, read from the environment (all optional)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.run import DEFAULT_BUDGET, DEFAULT_TOOL_TIMEOUT_S
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+@dataclass
+class Settings:
+    data_dir: Path = field(default_factory=lambda: Path("data"))
+    db_url: str | None = None  # default: a SQLite file in data_dir
+    host: str = "127.0.0.1"
+    port: int = 7860
+    config_path: Path | None = None  # catalogue TOML; default config/models.toml
+    max_upload_mb: float = 200.0
+    max_audio_minutes: float = 30.0
+    budget: int = DEFAULT_BUDGET
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    warm_up: bool = True  # load the local models at start-up, in the background
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        env = os.environ
+        return cls(
+            data_dir=Path(env.get("AUDIO_AGENT_DATA_DIR", "data")),
+            db_url=env.get("AUDIO_AGENT_DB_URL") or None,
+            host=env.get("AUDIO_AGENT_HOST", "127.0.0.1"),
+            port=int(env.get("AUDIO_AGENT_PORT", env.get("PORT", "7860"))),
+            config_path=Path(env["AUDIO_AGENT_CONFIG"]) if env.get("AUDIO_AGENT_CONFIG") else None,
+            max_upload_mb=float(env.get("AUDIO_AGENT_MAX_UPLOAD_MB", "200")),
+            max_audio_minutes=float(env.get("AUDIO_AGENT_MAX_AUDIO_MINUTES", "30")),
+            budget=int(env.get("AUDIO_AGENT_BUDGET", str(DEFAULT_BUDGET))),
+            tool_timeout_s=float(
+                env.get("AUDIO_AGENT_TOOL_TIMEOUT_S", str(DEFAULT_TOOL_TIMEOUT_S))
+            ),
+            warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
+        )
+
+    @property
+    def database_url(self) -> str:
+        return self.db_url or f"sqlite:///{(self.data_dir / 'audio_agent.sqlite3').resolve()}"

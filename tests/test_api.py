@@ -1,0 +1,151 @@
+"""The HTTP API over real HTTP: upload, ask (server-sent events), traces, conversations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agent.events import parse_event
+from agent.registry import Registry
+from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
+from app import create_app
+from backend.settings import Settings
+from tests.servers import serve
+
+
+def scripted_registry() -> tuple[Registry, ScriptedTool]:
+    registry = Registry()
+    tool = ScriptedTool("fake_events", "Top classes: Dog 0.91, Animal 0.80", data={"labels": []})
+    planner = ScriptedPlanner(
+        [
+            ScriptedTurn("Let me listen.", calls=[("fake_events", {"top_k": 3})]),
+            ScriptedTurn("The classifier hears a dog. <answer>B</answer>"),
+        ]
+    )
+    registry.register(planner, kind="planner")
+    registry.register(tool, kind="tool")
+    return registry, tool
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[tuple[str, ScriptedTool]]:
+    registry, tool = scripted_registry()
+    app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=registry, ui=False)
+    with serve(app) as base:
+        yield base, tool
+
+
+def read_sse(response: httpx.Response) -> list[dict]:
+    events, current = [], {}
+    for line in response.iter_lines():
+        if not line:
+            if current:
+                events.append(current)
+                current = {}
+            continue
+        field, _, value = line.partition(": ")
+        current[field] = value
+    return events
+
+
+def test_upload_ask_stream_and_trace(api, tone_wav):
+    base, tool = api
+    with httpx.Client(base_url=base, timeout=30) as http:
+        assert http.get("/api/health").json()["status"] == "ok"
+        conv = http.post("/api/conversations", json={}).json()
+        with open(tone_wav, "rb") as fh:
+            audio = http.post("/api/audio", files={"file": ("tone.wav", fh, "audio/wav")})
+        assert audio.status_code == 201, audio.text
+        audio = audio.json()
+        assert audio["format"] == "wav" and abs(audio["duration_s"] - 1.0) < 0.01
+        body = {
+            "question": "What animal is this?",
+            "choices": ["Cat", "Dog", "Cow"],
+            "audio_id": audio["id"],
+            "planner": "scripted",
+            "tools": ["fake_events"],
+        }
+        with http.stream("POST", f"/api/conversations/{conv['id']}/ask", json=body) as resp:
+            assert resp.status_code == 200
+            assert resp.headers["content-type"].startswith("text/event-stream")
+            raw = read_sse(resp)
+        streamed = [parse_event(json.loads(e["data"])) for e in raw]
+        assert [e["event"] for e in raw] == [e.type for e in streamed]
+        assert streamed[0].type == "run_started" and streamed[-1].type == "run_finished"
+        answer = next(e for e in streamed if e.type == "answer")
+        assert answer.choice == "Dog"
+        assert tool.calls == [{"top_k": 3}]
+
+        run_id = streamed[0].run_id
+        stored = http.get(f"/api/runs/{run_id}").json()
+        assert stored["run"]["status"] == "ok" and stored["run"]["answer_choice"] == "Dog"
+        assert [parse_event(e) for e in stored["events"]] == streamed
+
+        detail = http.get(f"/api/conversations/{conv['id']}").json()
+        roles = [m["role"] for m in detail["messages"]]
+        assert roles == ["user", "assistant"]
+        assert detail["messages"][1]["text"] == "Dog"
+        assert detail["conversation"]["title"].startswith("What animal")
+
+        exported = http.get(f"/api/conversations/{conv['id']}/export")
+        assert "attachment" in exported.headers["content-disposition"]
+        assert exported.json()["messages"][0]["runs"][0]["events"][0]["type"] == "run_started"
+
+
+def test_follow_up_reuses_the_audio_and_sees_history(api, tone_wav):
+    base, _ = api
+    with httpx.Client(base_url=base, timeout=30) as http:
+        conv = http.post("/api/conversations", json={}).json()
+        with open(tone_wav, "rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
+        ask = f"/api/conversations/{conv['id']}/ask"
+        first = {"question": "q1", "audio_id": audio_id, "planner": "scripted"}
+        with http.stream("POST", ask, json=first) as resp:
+            read_sse(resp)
+        # no audio_id: the conversation's latest audio is used
+        with http.stream("POST", ask, json={"question": "q2", "planner": "scripted"}) as resp:
+            raw = read_sse(resp)
+        started = parse_event(json.loads(raw[0]["data"]))
+        assert started.audio_ids == [audio_id]
+
+
+def test_bad_input_gets_clear_messages(api, tmp_path):
+    base, _ = api
+    with httpx.Client(base_url=base, timeout=30) as http:
+        bad = http.post("/api/audio", files={"file": ("x.mp3", b"not audio at all", "audio/mpeg")})
+        assert bad.status_code == 422 and "could not be read as audio" in bad.json()["detail"]
+        empty = http.post("/api/audio", files={"file": ("e.wav", b"")})
+        assert empty.status_code == 422 and "empty" in empty.json()["detail"]
+        conv = http.post("/api/conversations", json={}).json()
+        ask = f"/api/conversations/{conv['id']}/ask"
+        no_audio = http.post(ask, json={"question": "what?"})
+        assert no_audio.status_code == 400 and "Upload or record audio" in no_audio.json()["detail"]
+        unknown = http.post(ask, json={"question": "what?", "planner": "gpt", "audio_id": "0" * 64})
+        assert unknown.status_code in (400, 404)
+        missing = http.post("/api/conversations/nope/ask", json={"question": "q"})
+        assert missing.status_code == 404
+
+
+def test_catalogue_lists_unavailable_entries_with_reasons(api):
+    base, _ = api
+    catalogue = httpx.get(f"{base}/api/catalogue").json()
+    gpt = next(p for p in catalogue["planners"] if p["name"] == "gpt")
+    assert gpt["available"] is False and "OPENAI_API_KEY" in gpt["reason"]
+    offline = next(p for p in catalogue["planners"] if p["name"] == "offline")
+    assert offline["available"] and "not an LLM" in offline["label"]
+
+
+def test_rename_delete_conversation(api):
+    base, _ = api
+    with httpx.Client(base_url=base) as http:
+        conv = http.post("/api/conversations", json={"title": "first"}).json()
+        renamed = http.patch(f"/api/conversations/{conv['id']}", json={"title": "Dog clip"})
+        assert renamed.json()["title"] == "Dog clip"
+        assert [c["title"] for c in http.get("/api/conversations").json()] == ["Dog clip"]
+        assert http.delete(f"/api/conversations/{conv['id']}").status_code == 204
+        assert http.get("/api/conversations").json() == []
+        assert http.get(f"/api/conversations/{conv['id']}").status_code == 404
