@@ -53,12 +53,16 @@ class PlannerDelta(EventBase):
     type: Literal["planner_delta"] = "planner_delta"
     turn: int
     text: str
+    kind: Literal["text", "reasoning"] = Field(
+        default="text", description="reasoning: a reasoning model's own thinking, when returned"
+    )
 
 
 class Thought(EventBase):
     type: Literal["thought"] = "thought"
     turn: int
     text: str
+    reasoning: str = ""
     usage: Usage = Field(default_factory=Usage)
     cost: float = 0.0
 

@@ -171,27 +171,40 @@ async def run_question(
                 )
             force_now = forced or totals.calls >= req.budget
             text_parts: list[str] = []
+            reasoning_parts: list[str] = []
             requests: list[ToolCallRequest] = []
             final: FinalAnswer | None = None
+            raw: Any = None
+            turn_usage, turn_cost = ev.Usage(), 0.0
             async for chunk in req.planner.stream_turn(
                 messages, [] if force_now else specs, force_answer=force_now
             ):
                 if isinstance(chunk, TextDelta):
                     if chunk.text:
-                        text_parts.append(chunk.text)
-                        yield emit(ev.PlannerDelta, turn=turn, text=chunk.text)
+                        parts = reasoning_parts if chunk.kind == "reasoning" else text_parts
+                        parts.append(chunk.text)
+                        yield emit(ev.PlannerDelta, turn=turn, text=chunk.text, kind=chunk.kind)
                 elif isinstance(chunk, ToolCallRequest):
                     requests.append(chunk)
                 elif isinstance(chunk, FinalAnswer):
                     final = chunk
                 elif isinstance(chunk, TurnEnd):
                     totals.add(chunk.usage, chunk.cost)
+                    raw = chunk.raw
+                    turn_usage, turn_cost = chunk.usage, chunk.cost
             text = "".join(text_parts)
-            yield emit(ev.Thought, turn=turn, text=text)
+            yield emit(
+                ev.Thought,
+                turn=turn,
+                text=text,
+                reasoning="".join(reasoning_parts),
+                usage=turn_usage,
+                cost=turn_cost,
+            )
             if force_now:
                 requests = []  # the budget is spent: whatever it asked for, it answers now
             if requests and final is None:
-                messages.append(ChatMessage("assistant", text, tool_calls=requests))
+                messages.append(ChatMessage("assistant", text, tool_calls=requests, raw=raw))
                 async for event in _run_calls(req, requests, messages, emit, totals, cache, store):
                     yield event
                 if totals.calls >= req.budget:

@@ -53,6 +53,9 @@ class ChatMessage:
     # Structured tool output. LLM planners read ``content``; the offline rule planner reads this.
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    # A planner's own record of its turn (e.g. Gemini content with thought signatures),
+    # handed back to that planner unchanged on later turns.
+    raw: Any = None
 
 
 @dataclass
@@ -65,6 +68,7 @@ class TextDelta:
 class TurnEnd:
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
+    raw: Any = None  # stored on the assistant message (see ChatMessage.raw)
 
 
 @dataclass
