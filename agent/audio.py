@@ -11,6 +11,7 @@ import hashlib
 import io
 import shutil
 import threading
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,7 +218,9 @@ def load_samples(path: str | Path) -> np.ndarray:
 
 def to_segment(samples: np.ndarray, sample_rate: int = SAMPLE_RATE):  # -> pydub.AudioSegment
     """Decoded float PCM as a pydub segment (pydub then cuts and exports without ffprobe)."""
-    from pydub import AudioSegment
+    with warnings.catch_warnings():  # pydub warns at import that no ffmpeg is on PATH;
+        warnings.simplefilter("ignore")  # we never ask it to run one
+        from pydub import AudioSegment
 
     pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
     return AudioSegment(data=pcm, sample_width=2, frame_rate=sample_rate, channels=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tomllib
 from collections.abc import Callable
@@ -11,13 +12,15 @@ from typing import Any, Literal
 
 from agent.answer import Similarity
 from agent.planners.base import Planner
+from agent.remote import ModelConfig
 from agent.tools.base import Tool
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
 LOCAL_TOOLS = ("transcribe", "speech_activity", "sound_events", "music_analysis", "signal_stats",
                "clip")  # fmt: skip
 # Providers whose adapters exist in this version; others are listed but not selectable.
-IMPLEMENTED_PROVIDERS = {"local"}
+IMPLEMENTED_PROVIDERS = {"local", "openai", "openai_compatible", "gemini"}
+TOOL_INTERFACES = {"audio_chat", "transcription", "gemini_audio"}
 
 
 class UnavailableError(LookupError):
@@ -71,8 +74,6 @@ def _local_tool_factories() -> dict[str, Callable[[], Tool]]:
 
 
 def _missing_packages(names: tuple[str, ...]) -> list[str]:
-    import importlib.util
-
     return [n for n in names if importlib.util.find_spec(n) is None]
 
 
@@ -121,6 +122,10 @@ class Registry:
                         entry.description = entry.description or tool.description
                         entry.model = entry.model or tool.model
                 entry.available, entry.reason = self._availability(entry)
+                if entry.available and kind == "tool" and not entry.local:
+                    tool = self._remote_tool(entry)
+                    self._tools[entry.name] = tool
+                    entry.description = entry.description or tool.description
                 entries[(kind, entry.name)] = entry
         return entries
 
@@ -134,8 +139,31 @@ class Registry:
         if base_env and not self.env.get(base_env):
             return False, f"set {base_env} to the URL of your server"
         if entry.provider not in IMPLEMENTED_PROVIDERS:
-            return False, f"the '{entry.provider}' adapter is not part of this version yet"
+            return False, f"unknown provider '{entry.provider}'"
+        if entry.settings.get("enabled") is False:
+            return False, "switched off in the catalogue file (enabled = false)"
+        if entry.kind == "tool" and not entry.local:
+            interface = entry.settings.get("interface", "audio_chat")
+            if interface not in TOOL_INTERFACES:
+                return False, f"unknown interface '{interface}'"
+        if entry.provider == "gemini" and importlib.util.find_spec("google.genai") is None:
+            return False, "install google-genai"
         return True, None
+
+    def _remote_tool(self, entry: CatalogueEntry) -> Tool:
+        config = ModelConfig.from_entry(entry.settings)
+        interface = entry.settings.get("interface", "audio_chat")
+        if interface == "gemini_audio" or entry.provider == "gemini":
+            from agent.tools.gemini_audio import GeminiAudioTool
+
+            return GeminiAudioTool(config)
+        if interface == "transcription":
+            from agent.tools.transcribe import RemoteTranscribeTool
+
+            return RemoteTranscribeTool(config)
+        from agent.tools.openai_audio import OpenAIAudioChatTool
+
+        return OpenAIAudioChatTool(config)
 
     def register(self, item: Planner | Tool, *, kind: Literal["planner", "tool"]) -> None:
         """Add a ready-made planner or tool (tests, demos, plug-ins) to the catalogue."""
@@ -187,8 +215,17 @@ class Registry:
         if entry.provider == "local":
             from agent.planners.offline import OfflinePlanner
 
-            return OfflinePlanner(similarity=self.similarity)
-        raise UnavailableError(f"No adapter for provider '{entry.provider}'.")
+            planner: Planner = OfflinePlanner(similarity=self.similarity)
+        elif entry.provider == "gemini":
+            from agent.planners.gemini import GeminiPlanner
+
+            planner = GeminiPlanner(ModelConfig.from_entry(entry.settings))
+        else:
+            from agent.planners.openai_compat import OpenAICompatPlanner
+
+            planner = OpenAICompatPlanner(ModelConfig.from_entry(entry.settings))
+        self._planners[name] = planner
+        return planner
 
     def tools(self, names: list[str] | None = None) -> list[Tool]:
         chosen = self.default_tools() if names is None else names

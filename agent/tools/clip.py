@@ -7,6 +7,7 @@ from typing import Any
 
 from agent.audio import cut
 from agent.tools.base import ToolContext, ToolError, ToolResult
+from agent.tools.windows import time_range
 
 
 class ClipTool:
@@ -33,16 +34,7 @@ class ClipTool:
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         duration = len(ctx.samples) / ctx.sample_rate
-        try:
-            start = float(arguments.get("start", 0.0))
-            end = float(arguments.get("end", duration))
-        except (TypeError, ValueError) as exc:
-            raise ToolError("start and end must be numbers of seconds.") from exc
-        end = min(end, duration)
-        if start < 0 or end - start < 0.05:
-            raise ToolError(
-                f"The range {start:.2f}–{end:.2f} s is empty; the recording lasts {duration:.2f} s."
-            )
+        start, end = time_range(arguments, duration)
         inner_name = str(arguments.get("tool", ""))
         inner = ctx.tools.get(inner_name)
         if inner is None or inner_name == self.name:

@@ -1,0 +1,149 @@
+"""What every remote model adapter shares: its configuration, prices, keys and retries.
+
+Keys come from the environment only. They are never stored, logged, put into an event
+or an error message: ``redact`` removes them from any text that leaves an adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from agent.events import Usage
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Prices:
+    """US dollars. Per million tokens, per minute of audio, per request."""
+
+    input_per_mtok: float = 0.0
+    output_per_mtok: float = 0.0
+    audio_input_per_mtok: float = 0.0
+    per_audio_minute: float = 0.0
+    per_request: float = 0.0
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, Any] | None) -> Prices:
+        raw = raw or {}
+        return cls(**{k: float(v) for k, v in raw.items() if k in cls.__dataclass_fields__})
+
+    def cost(self, usage: Usage, *, audio_tokens: int = 0, requests: int = 1) -> float:
+        text_input = max(0, usage.input_tokens - audio_tokens)
+        return round(
+            text_input * self.input_per_mtok / 1e6
+            + audio_tokens * self.audio_input_per_mtok / 1e6
+            + usage.output_tokens * self.output_per_mtok / 1e6
+            + usage.audio_seconds / 60 * self.per_audio_minute
+            + requests * self.per_request,
+            8,
+        )
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 4  # first try + 3 retries
+    base_delay_s: float = 1.0
+    max_delay_s: float = 20.0
+
+    def delay(self, attempt: int) -> float:
+        """Exponential backoff with full jitter: uniform in [0, base * 2^attempt]."""
+        return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2**attempt))
+
+
+@dataclass
+class ModelConfig:
+    """One planner or tool entry of the catalogue file."""
+
+    name: str
+    provider: str
+    model: str = ""
+    label: str = ""
+    description: str = ""
+    base_url: str | None = None
+    base_url_env: str | None = None
+    key_env: str | None = None
+    prices: Prices = field(default_factory=Prices)
+    timeout_s: float = 120.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    options: dict[str, Any] = field(default_factory=dict)  # everything else in the entry
+
+    KNOWN = frozenset(
+        {"name", "provider", "model", "label", "description", "base_url", "base_url_env",
+         "key_env", "prices", "timeout_s", "max_retries", "retry_base_delay_s"}
+    )  # fmt: skip
+
+    @classmethod
+    def from_entry(cls, raw: Mapping[str, Any]) -> ModelConfig:
+        return cls(
+            name=raw["name"],
+            provider=raw.get("provider", "local"),
+            model=raw.get("model", ""),
+            label=raw.get("label", ""),
+            description=raw.get("description", ""),
+            base_url=raw.get("base_url"),
+            base_url_env=raw.get("base_url_env"),
+            key_env=raw.get("key_env"),
+            prices=Prices.from_config(raw.get("prices")),
+            timeout_s=float(raw.get("timeout_s", 120.0)),
+            retry=RetryPolicy(
+                attempts=int(raw.get("max_retries", 3)) + 1,
+                base_delay_s=float(raw.get("retry_base_delay_s", 1.0)),
+            ),
+            options={k: v for k, v in raw.items() if k not in cls.KNOWN},
+        )
+
+    def key(self, env: Mapping[str, str] | None = None) -> str | None:
+        env = os.environ if env is None else env
+        return env.get(self.key_env) if self.key_env else None
+
+    def url(self, env: Mapping[str, str] | None = None) -> str | None:
+        env = os.environ if env is None else env
+        if self.base_url_env and env.get(self.base_url_env):
+            return env[self.base_url_env]
+        return self.base_url
+
+
+class RemoteError(Exception):
+    """A remote call that failed for good, with a message a person can act on."""
+
+    def __init__(self, message: str, kind: str = "remote_error", retryable: bool = False):
+        super().__init__(message)
+        self.kind = kind
+        self.retryable = retryable
+
+
+def redact(text: str, secrets: list[str | None]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+async def with_retries(
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    classify: Callable[[BaseException], RemoteError],
+    *,
+    on_retry: Callable[[int, RemoteError, float], None] | None = None,
+) -> T:
+    """Run ``call``; retry what ``classify`` calls retryable (timeouts, 429, 5xx)."""
+    for attempt in range(policy.attempts):
+        try:
+            return await call()
+        except Exception as exc:  # classified below; non-retryable errors end at once
+            error = exc if isinstance(exc, RemoteError) else classify(exc)
+            if not error.retryable or attempt == policy.attempts - 1:
+                if error is exc:
+                    raise
+                raise error from exc
+            delay = policy.delay(attempt)
+            if on_retry:
+                on_retry(attempt + 1, error, delay)
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable")
