@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     ask.add_argument("--choice", action="append", default=[], help="an answer choice (repeat)")
     ask.add_argument("--planner", default=None, help="planner name (default: first available)")
     ask.add_argument("--tool", action="append", dest="tools", help="enable only these tools")
+    ask.add_argument("--preset", default=None, help="a preset from the catalogue file")
     ask.add_argument("--strategy", default="react")
     ask.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="max tool calls")
     ask.add_argument("--json", action="store_true", help="print events as JSON lines")
@@ -47,7 +48,7 @@ def _catalogue() -> int:
         print(f"{kind}:")
         for e in entries:
             state = "available" if e["available"] else f"unavailable ({e['reason']})"
-            print(f"  {e['name']:<18} {e['label']:<42} {state}")
+            print(f"  {e['name']:<22} {e['label'][:44]:<44} {state}")
     return 0
 
 
@@ -58,6 +59,10 @@ async def _ask(args: argparse.Namespace) -> int:
     store = AudioStore(data_dir / "audio")
     try:
         audio = store.add_file(args.file)
+        if args.preset:
+            preset = registry.preset(args.preset)
+            args.planner = args.planner or preset["planner"]
+            args.tools = args.tools or preset["tools"]
         planner = registry.planner(args.planner or registry.default_planner())
         tools = registry.tools(args.tools)
     except (AudioError, UnavailableError) as exc:

@@ -91,6 +91,7 @@ class Registry:
         self._tools: dict[str, Tool] = {}
         self._planners: dict[str, Planner] = {}
         self._entries = self._load()
+        self._presets = self._load_presets()
 
     # -- catalogue ---------------------------------------------------------------------------
     def _load(self) -> dict[tuple[str, str], CatalogueEntry]:
@@ -129,11 +130,43 @@ class Registry:
                 entries[(kind, entry.name)] = entry
         return entries
 
+    def _load_presets(self) -> list[dict[str, Any]]:
+        raw = tomllib.loads(self.config_path.read_text())
+        presets = []
+        for item in raw.get("preset", []):
+            parts = [("planner", item["planner"])] + [("tool", t) for t in item.get("tools", [])]
+            missing = []
+            for kind, name in parts:
+                entry = self._entries.get((kind, name))
+                if entry is None or not entry.available:
+                    why = entry.reason if entry else "not in the catalogue"
+                    missing.append(f"{name}: {why}")
+            presets.append(
+                {
+                    "name": item["name"],
+                    "label": item.get("label", item["name"]),
+                    "planner": item["planner"],
+                    "tools": list(item.get("tools", [])),
+                    "available": not missing,
+                    "reason": "; ".join(missing) or None,
+                }
+            )
+        return presets
+
+    def preset(self, name: str) -> dict[str, Any]:
+        found = next((p for p in self._presets if p["name"] == name), None)
+        if found is None:
+            known = ", ".join(p["name"] for p in self._presets)
+            raise UnavailableError(f"Unknown preset '{name}'. Known: {known}.")
+        if not found["available"]:
+            raise UnavailableError(f"The preset '{name}' is not available: {found['reason']}.")
+        return found
+
     def _availability(self, entry: CatalogueEntry) -> tuple[bool, str | None]:
         if entry.reason:
             return False, entry.reason
         key_env = entry.settings.get("key_env")
-        if key_env and not self.env.get(key_env):
+        if key_env and not self.env.get(key_env) and not entry.settings.get("key_optional"):
             return False, f"set {key_env} to use it"
         base_env = entry.settings.get("base_url_env")
         if base_env and not self.env.get(base_env):
@@ -187,6 +220,7 @@ class Registry:
         return {
             "planners": [e.public() for (k, _), e in self._entries.items() if k == "planner"],
             "tools": [e.public() for (k, _), e in self._entries.items() if k == "tool"],
+            "presets": [dict(p) for p in self._presets],
         }
 
     def entries(self, kind: Literal["planner", "tool"]) -> list[CatalogueEntry]:

@@ -75,7 +75,8 @@ class ModelConfig:
 
     KNOWN = frozenset(
         {"name", "provider", "model", "label", "description", "base_url", "base_url_env",
-         "key_env", "prices", "timeout_s", "max_retries", "retry_base_delay_s"}
+         "key_env", "key_optional", "prices", "timeout_s", "max_retries", "retry_base_delay_s",
+         "interface", "enabled"}
     )  # fmt: skip
 
     @classmethod

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import functools
 import importlib.util
-import io
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -131,7 +130,9 @@ def _quant_params(graph: Any) -> tuple[_Quant, _Quant, bool]:
     if out_dtype != np.float32:
         if node.op_type != "QuantizeLinear":
             raise ValueError(f"Unexpected YAMNet output op {node.op_type}")
-        output_q = _Quant(np.dtype(out_dtype), float(scalar(node.input[1])), int(scalar(node.input[2])))
+        output_q = _Quant(
+            np.dtype(out_dtype), float(scalar(node.input[1])), int(scalar(node.input[2]))
+        )
     # Walk back through (de)quantisation nodes to the op that computed the scores.
     while node.op_type in ("QuantizeLinear", "DequantizeLinear"):
         node = producers[node.input[0]]
@@ -227,6 +228,8 @@ def patches(samples: np.ndarray) -> np.ndarray:
 
 
 def _scores(patch_batch: np.ndarray) -> np.ndarray:
+    from scipy.special import expit
+
     m = _model()
     out = np.empty((len(patch_batch), N_CLASSES), dtype=np.float32)
     for i, patch in enumerate(patch_batch):
@@ -243,7 +246,7 @@ def _scores(patch_batch: np.ndarray) -> np.ndarray:
             y = (y.astype(np.float32) - m.output_q.zero_point) * m.output_q.scale
         out[i] = y
     if m.outputs_are_logits:
-        out = 1.0 / (1.0 + np.exp(-out))
+        out = expit(out).astype(np.float32)
     return out
 
 
@@ -267,7 +270,9 @@ def tag(samples: np.ndarray, *, top_k: int = 5) -> SoundTags:
     )
 
 
-def events(tags: SoundTags, *, threshold: float = 0.2, min_duration: float = 0.0) -> list[SoundEvent]:
+def events(
+    tags: SoundTags, *, threshold: float = 0.2, min_duration: float = 0.0
+) -> list[SoundEvent]:
     """Runs of consecutive patches where a label's score exceeds ``threshold``, by start time."""
     names = _class_names()
     found: list[SoundEvent] = []
@@ -288,16 +293,3 @@ def events(tags: SoundTags, *, threshold: float = 0.2, min_duration: float = 0.0
                 found.append(SoundEvent(names[label_idx], start, end, peak))
             i = j + 1
     return sorted(found, key=lambda e: (e.start, -e.peak_score, e.label))
-
-
-__all__ = [
-    "SoundEvent",
-    "SoundTags",
-    "class_names",
-    "events",
-    "io",
-    "log_mel",
-    "patches",
-    "tag",
-    "warm_up",
-]
