@@ -184,7 +184,7 @@ class Registry:
         return True, None
 
     def _remote_tool(self, entry: CatalogueEntry) -> Tool:
-        config = ModelConfig.from_entry(entry.settings)
+        config = ModelConfig.from_entry(entry.settings, self.env)
         interface = entry.settings.get("interface", "audio_chat")
         if interface == "gemini_audio" or entry.provider == "gemini":
             from agent.tools.gemini_audio import GeminiAudioTool
@@ -253,11 +253,11 @@ class Registry:
         elif entry.provider == "gemini":
             from agent.planners.gemini import GeminiPlanner
 
-            planner = GeminiPlanner(ModelConfig.from_entry(entry.settings))
+            planner = GeminiPlanner(ModelConfig.from_entry(entry.settings, self.env))
         else:
             from agent.planners.openai_compat import OpenAICompatPlanner
 
-            planner = OpenAICompatPlanner(ModelConfig.from_entry(entry.settings))
+            planner = OpenAICompatPlanner(ModelConfig.from_entry(entry.settings, self.env))
         self._planners[name] = planner
         return planner
 

@@ -72,6 +72,8 @@ class ModelConfig:
     timeout_s: float = 120.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     options: dict[str, Any] = field(default_factory=dict)  # everything else in the entry
+    # Where keys and URLs are looked up (default: the process environment).
+    env: Mapping[str, str] | None = field(default=None, repr=False)
 
     KNOWN = frozenset(
         {"name", "provider", "model", "label", "description", "base_url", "base_url_env",
@@ -80,8 +82,11 @@ class ModelConfig:
     )  # fmt: skip
 
     @classmethod
-    def from_entry(cls, raw: Mapping[str, Any]) -> ModelConfig:
+    def from_entry(
+        cls, raw: Mapping[str, Any], env: Mapping[str, str] | None = None
+    ) -> ModelConfig:
         return cls(
+            env=env,
             name=raw["name"],
             provider=raw.get("provider", "local"),
             model=raw.get("model", ""),
@@ -99,12 +104,12 @@ class ModelConfig:
             options={k: v for k, v in raw.items() if k not in cls.KNOWN},
         )
 
-    def key(self, env: Mapping[str, str] | None = None) -> str | None:
-        env = os.environ if env is None else env
+    def key(self) -> str | None:
+        env = os.environ if self.env is None else self.env
         return env.get(self.key_env) if self.key_env else None
 
-    def url(self, env: Mapping[str, str] | None = None) -> str | None:
-        env = os.environ if env is None else env
+    def url(self) -> str | None:
+        env = os.environ if self.env is None else self.env
         if self.base_url_env and env.get(self.base_url_env):
             return env[self.base_url_env]
         return self.base_url

@@ -30,12 +30,11 @@ class NetworkBlocked(RuntimeError):
 
 
 def _is_loopback(address: object) -> bool:
-    if isinstance(address, tuple) and address:
-        host = address[0]
-    elif isinstance(address, str | bytes):
-        return True  # unix socket path
-    else:
+    if isinstance(address, str | bytes):
+        return True  # a unix socket path
+    if not (isinstance(address, tuple) and address):
         return False
+    host = address[0]
     if host in ("localhost", ""):
         return True
     try:

@@ -43,6 +43,8 @@ class FakeOpenAI:
         self.chat: deque[Reply] = deque()
         self.chat_fn: Callable[[dict[str, Any]], Reply] | None = None
         self.transcripts: deque[dict[str, Any] | Reply] = deque()
+        # Or answer from the uploaded wav bytes (concurrent windows arrive in any order).
+        self.transcript_fn: Callable[[bytes], dict[str, Any]] | None = None
         self.requests: list[Recorded] = []
         self.app = self._build()
 
@@ -85,7 +87,12 @@ class FakeOpenAI:
             fields["_file_bytes"] = len(data)
             fields["_file_head"] = data[:4].decode("latin-1")
             self.requests.append(Recorded(request.url.path, fields, dict(request.headers)))
-            reply = self.transcripts.popleft() if self.transcripts else {"text": ""}
+            if self.transcripts:
+                reply = self.transcripts.popleft()
+            elif self.transcript_fn:
+                reply = self.transcript_fn(data)
+            else:
+                reply = {"text": ""}
             if isinstance(reply, Reply):
                 return _error(reply)
             if fields.get("response_format") == "verbose_json":

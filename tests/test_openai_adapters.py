@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 import soundfile as sf
 
@@ -17,6 +18,7 @@ from agent.planners.openai_compat import OpenAICompatPlanner
 from agent.remote import ModelConfig, Prices, RetryPolicy
 from agent.run import RunRequest, run_question
 from agent.testing import ScriptedTool
+from agent.tools.base import ToolContext
 from agent.tools.openai_audio import OpenAIAudioChatTool
 from agent.tools.transcribe import RemoteTranscribeTool
 from tests.fake_openai import FakeOpenAI, Reply
@@ -227,8 +229,6 @@ async def test_long_audio_is_split_into_windows_not_truncated(store, tone_wav):
     with serve(tool_server.app) as tool_base:
         omni = OpenAIAudioChatTool(config(f"{tool_base}/v1", "omni", max_audio_s=0.4))
         audio = store.add_file(tone_wav)
-        from agent.tools.base import ToolContext
-
         result = await omni(ToolContext(audio, store.samples(audio)), {"question": "What?"})
     bodies = tool_server.chat_bodies()
     assert len(bodies) == 3 and result.data["windows"] == 3
@@ -247,14 +247,20 @@ async def test_long_audio_is_split_into_windows_not_truncated(store, tone_wav):
     assert abs(total - 16_000) <= 3
 
 
-async def test_transcription_with_segments_and_windows(store, tone_wav):
+async def test_transcription_with_segments_and_windows(store, tmp_path):
+    # first half silent, second half a tone: the fake tells the windows apart by their bytes
+    t = np.arange(8_000) / 16_000
+    samples = np.concatenate([np.zeros(8_000), 0.3 * np.sin(2 * np.pi * 440 * t)])
+    path = tmp_path / "half.wav"
+    sf.write(path, samples, 16_000)
+
+    def by_content(wav: bytes) -> dict:
+        silent = not np.any(sf.read(io.BytesIO(wav))[0])
+        word, start, end = ("hello", 0.0, 0.4) if silent else ("world", 0.1, 0.5)
+        return {"text": word, "segments": [{"id": 0, "start": start, "end": end, "text": word}]}
+
     server = FakeOpenAI()
-    server.transcripts.extend(
-        [
-            {"text": "hello", "segments": [{"id": 0, "start": 0.0, "end": 0.4, "text": " hello"}]},
-            {"text": "world", "segments": [{"id": 0, "start": 0.1, "end": 0.5, "text": " world"}]},
-        ]
-    )
+    server.transcript_fn = by_content
     with serve(server.app) as base:
         tool = RemoteTranscribeTool(
             config(
@@ -265,9 +271,7 @@ async def test_transcription_with_segments_and_windows(store, tone_wav):
                 prices={"per_audio_minute": 0.006},
             )
         )
-        audio = store.add_file(tone_wav)
-        from agent.tools.base import ToolContext
-
+        audio = store.add_file(path)
         result = await tool(ToolContext(audio, store.samples(audio)), {"language": "en"})
     assert result.data["text"] == "hello world"
     assert result.data["segments"] == [
