@@ -17,7 +17,7 @@ from typing import assert_never
 from agent import events as ev
 from agent.audio import AudioError, AudioStore
 from agent.registry import Registry, UnavailableError
-from agent.run import DEFAULT_BUDGET, RunRequest, run_question
+from agent.run import RunRequest, run_question
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,8 +30,16 @@ def main(argv: list[str] | None = None) -> int:
     ask.add_argument("--planner", default=None, help="planner name (default: first available)")
     ask.add_argument("--tool", action="append", dest="tools", help="enable only these tools")
     ask.add_argument("--preset", default=None, help="a preset from the catalogue file")
-    ask.add_argument("--strategy", default="react")
-    ask.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="max tool calls")
+    ask.add_argument(
+        "--strategy",
+        default="react",
+        choices=["react", "caption_first", "refine", "evidence"],
+        help="react (AudioToolAgent), caption_first, refine (AudioGenie-Reasoner), "
+        "evidence (EChO-Agent)",
+    )
+    ask.add_argument(
+        "--budget", type=int, default=None, help="max tool calls (default: the strategy's)"
+    )
     ask.add_argument("--json", action="store_true", help="print events as JSON lines")
     ask.add_argument("--config", type=Path, default=None, help="catalogue TOML file")
     sub.add_parser("catalogue", help="list planners and tools and whether they are available")
@@ -88,14 +96,20 @@ async def _ask(args: argparse.Namespace) -> int:
     return status
 
 
+_STREAMED_TURNS: set[int] = set()
+
+
 def _print_event(event: ev.Event) -> None:
     out = sys.stdout
     match event.type:
         case "run_started":
             out.write(f"[{event.planner_label or event.planner}] {event.question}\n")
         case "planner_delta":
+            _STREAMED_TURNS.add(event.turn)
             out.write(event.text)
         case "thought":
+            if event.turn not in _STREAMED_TURNS and event.text:
+                out.write(f"[{event.step or 'note'}] {event.text}")  # a strategy's own step
             out.write("\n")
         case "tool_call":
             out.write(f"  -> {event.tool} {event.arguments or ''}\n")
@@ -105,7 +119,10 @@ def _print_event(event: ev.Event) -> None:
             body = f"ERROR: {event.error}" if event.error else event.output
             out.write(head + ": " + body.replace("\n", "\n     ") + "\n")
         case "verification":
-            out.write(f"  == {event.resolution}\n")
+            said = "; ".join(f"{k}: {v}" for k, v in event.answers.items())
+            out.write(f"  == compared {said}\n  == {event.resolution}\n")
+        case "document":
+            out.write(f"  [document v{event.iteration}, {event.note}]\n")
         case "answer":
             shown = event.choice or event.text
             out.write(f"\nAnswer: {shown}")

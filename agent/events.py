@@ -56,6 +56,7 @@ class PlannerDelta(EventBase):
     kind: Literal["text", "reasoning"] = Field(
         default="text", description="reasoning: a reasoning model's own thinking, when returned"
     )
+    step: str | None = Field(default=None, description="strategy step, e.g. plan, evidence")
 
 
 class Thought(EventBase):
@@ -63,6 +64,7 @@ class Thought(EventBase):
     turn: int
     text: str
     reasoning: str = ""
+    step: str | None = None
     usage: Usage = Field(default_factory=Usage)
     cost: float = 0.0
 
@@ -90,10 +92,21 @@ class ToolResultEvent(EventBase):
 
 class Verification(EventBase):
     type: Literal["verification"] = "verification"
+    scope: Literal["tools", "candidates", "planners"] = "tools"
+    question: str = ""
     compared: list[str]
     answers: dict[str, str]
     agreement: bool
     resolution: str
+
+
+class DocumentUpdate(EventBase):
+    """The refine strategy's working document about the audio, after each iteration."""
+
+    type: Literal["document"] = "document"
+    iteration: int
+    text: str
+    note: str = ""
 
 
 class Answer(EventBase):
@@ -132,6 +145,7 @@ Event = Annotated[
         | ToolCall
         | ToolResultEvent
         | Verification
+        | DocumentUpdate
         | Answer
         | RunFinished
         | RunFailed

@@ -48,7 +48,8 @@ def make_client(config: ModelConfig) -> genai.Client:
         options["base_url"] = url
     if version := config.options.get("api_version"):
         options["api_version"] = str(version)
-    return genai.Client(api_key=key, http_options=types.HttpOptions(**options))
+    # vertexai=False: GOOGLE_GENAI_USE_VERTEXAI in the environment must not switch the backend
+    return genai.Client(vertexai=False, api_key=key, http_options=types.HttpOptions(**options))
 
 
 def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
@@ -63,8 +64,7 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
         if code in (401, 403) or (code == 400 and _is_bad_key(exc)):
             if code == 403 and not _is_bad_key(exc):
                 return RemoteError(
-                    f"The key in {key_var} may not use {config.model} at {where} (403): "
-                    f"{detail}",
+                    f"The key in {key_var} may not use {config.model} at {where} (403): {detail}",
                     kind="auth",
                 )
             return RemoteError(
@@ -74,8 +74,7 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
             )
         if code == 404:
             return RemoteError(
-                f"{where} does not know the model '{config.model}' or the endpoint (404): "
-                f"{detail}",
+                f"{where} does not know the model '{config.model}' or the endpoint (404): {detail}",
                 kind="not_found",
             )
         if code == 429:
@@ -86,11 +85,11 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
             )
         retryable = code >= 500 or code == 408
         return RemoteError(f"{where} answered {code}: {detail}", f"http_{code}", retryable)
-    if isinstance(exc, _TIMEOUTS) or isinstance(exc, TimeoutError):
+    if isinstance(exc, (*_TIMEOUTS, TimeoutError)):
         return RemoteError(
             f"{where} did not answer within {config.timeout_s:.0f} s.", "timeout", True
         )
-    if isinstance(exc, _CONNECTION) or isinstance(exc, ConnectionError):
+    if isinstance(exc, (*_CONNECTION, ConnectionError)):
         return RemoteError(f"Cannot reach {where}: {detail}", "connection", True)
     return RemoteError(f"{type(exc).__name__}: {detail}", "remote_error")
 

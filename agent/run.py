@@ -1,10 +1,10 @@
 """The orchestration loop: one question, one planner, one set of tools -> a stream of events.
 
-The loop builds the prompt, asks the planner for a turn, runs the requested tool calls
-(all calls of one turn concurrently), feeds the results back, and stops at the answer or
-at the budget, after which the planner must answer from what it has. Tool errors become
-``tool_result`` events with ``error`` set and are shown to the planner, never swallowed.
-Identical calls (same audio, tool, arguments, model) are served from the cache.
+``run_question`` emits ``run_started``, hands a ``RunContext`` to the chosen strategy
+(``agent.strategies``), and closes with ``run_finished`` or ``run_failed``. The context is
+the machinery every strategy shares: planner turns streamed as events, tool calls run
+concurrently within a budget, identical calls served from the cache, tool errors reported
+to the planner (never swallowed), and the final answer mapped onto the choices.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from agent.planners.base import (
     ToolCallRequest,
     ToolSpec,
     TurnEnd,
+    Verify,
 )
-from agent.prompts import FORCE_ANSWER, audio_alias, question_prompt, system_prompt
+from agent.prompts import audio_alias, question_prompt, system_prompt
 from agent.tools.base import (
     MemoryToolCache,
     Tool,
@@ -62,28 +63,34 @@ class RunRequest:
     choices: list[str] = field(default_factory=list)
     history: list[PriorTurn] = field(default_factory=list)
     strategy: str = "react"
-    budget: int = DEFAULT_BUDGET
+    budget: int | None = None  # None: the strategy's own default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
-class _Emitter:
-    """Numbers events 1, 2, 3 ... for one run."""
+@dataclass
+class TurnOutcome:
+    """What one planner turn produced (filled in by ``RunContext.turn``)."""
 
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
-        self.seq = 0
-
-    def __call__(self, cls: type[ev.EventBase], **fields: Any) -> Any:
-        self.seq += 1
-        return cls(run_id=self.run_id, seq=self.seq, **fields)
+    text: str = ""
+    reasoning: str = ""
+    requests: list[ToolCallRequest] = field(default_factory=list)
+    final: FinalAnswer | None = None
+    raw: Any = None
 
 
 @dataclass
+class CallOutcome:
+    request: ToolCallRequest
+    result: ToolResult
+    cached: bool = False
+
+
 class _Totals:
-    calls: int = 0
-    usage: ev.Usage = field(default_factory=ev.Usage)
-    cost: float = 0.0
+    def __init__(self) -> None:
+        self.calls = 0
+        self.usage = ev.Usage()
+        self.cost = 0.0
 
     def add(self, usage: ev.Usage, cost: float) -> None:
         self.usage = self.usage + usage
@@ -104,34 +111,285 @@ def tool_specs(tools: Sequence[Tool], audio: Sequence[AudioRef]) -> list[ToolSpe
             + (f" (default {aliases[0]})" if aliases else ""),
         }
         specs.append(
-            ToolSpec(
-                tool.name,
-                tool.description,
-                {**params, "type": "object", "properties": props},
-            )
+            ToolSpec(tool.name, tool.description, {**params, "type": "object", "properties": props})
         )
     return specs
 
 
-def build_messages(req: RunRequest) -> list[ChatMessage]:
-    messages = [ChatMessage("system", system_prompt(req.audio, req.budget))]
-    for turn in req.history:
+class RunContext:
+    """The shared machinery of one run; strategies drive it and yield its events."""
+
+    def __init__(
+        self,
+        req: RunRequest,
+        *,
+        store: AudioStore,
+        cache: ToolCache,
+        similarity: Similarity | None,
+        budget: int,
+    ) -> None:
+        self.req = req
+        self.store = store
+        self.cache = cache
+        self.similarity = similarity
+        self.budget = budget
+        self.totals = _Totals()
+        self.turns = 0
+        self.started = time.monotonic()
+        self.answer: ev.Answer | None = None
+        self._seq = 0
+        self._ids = 0
+
+    # -- events ----------------------------------------------------------------------------
+    def emit(self, cls: type[ev.EventBase], **fields: Any) -> Any:
+        self._seq += 1
+        return cls(run_id=self.req.run_id, seq=self._seq, **fields)
+
+    # -- prompts ---------------------------------------------------------------------------
+    @property
+    def calls_left(self) -> int:
+        return max(0, self.budget - self.totals.calls)
+
+    def new_call_id(self, prefix: str = "call") -> str:
+        self._ids += 1
+        return f"{prefix}_{self._ids}"
+
+    def base_messages(self, system: str | None = None) -> list[ChatMessage]:
+        """System prompt, earlier turns of the conversation, and the question."""
+        req = self.req
+        messages = [ChatMessage("system", system or system_prompt(req.audio, self.budget))]
+        for turn in req.history:
+            messages.append(
+                ChatMessage(
+                    "user",
+                    question_prompt(turn.question, turn.choices),
+                    data={"question": turn.question, "choices": turn.choices, "prior": True},
+                )
+            )
+            messages.append(ChatMessage("assistant", turn.answer))
         messages.append(
             ChatMessage(
                 "user",
-                question_prompt(turn.question, turn.choices),
-                data={"question": turn.question, "choices": turn.choices, "prior": True},
+                question_prompt(req.question, req.choices),
+                data={"question": req.question, "choices": list(req.choices)},
             )
         )
-        messages.append(ChatMessage("assistant", turn.answer))
-    messages.append(
-        ChatMessage(
-            "user",
-            question_prompt(req.question, req.choices),
-            data={"question": req.question, "choices": list(req.choices)},
+        return messages
+
+    def specs(self, tools: Sequence[Tool] | None = None) -> list[ToolSpec]:
+        return tool_specs(self.req.tools if tools is None else tools, self.req.audio)
+
+    # -- planner -----------------------------------------------------------------------------
+    async def turn(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        out: TurnOutcome,
+        *,
+        force: bool = False,
+        step: str | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[ev.Event]:
+        """One planner turn, streamed as ``planner_delta`` events and closed by a ``thought``."""
+        self.turns += 1
+        turn = self.turns
+        text: list[str] = []
+        reasoning: list[str] = []
+        usage, cost = ev.Usage(), 0.0
+        kwargs: dict[str, Any] = {"force_answer": force}
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        async for chunk in self.req.planner.stream_turn(messages, [] if force else tools, **kwargs):
+            if isinstance(chunk, TextDelta):
+                if chunk.text:
+                    (reasoning if chunk.kind == "reasoning" else text).append(chunk.text)
+                    yield self.emit(
+                        ev.PlannerDelta, turn=turn, text=chunk.text, kind=chunk.kind, step=step
+                    )
+            elif isinstance(chunk, ToolCallRequest):
+                out.requests.append(chunk)
+            elif isinstance(chunk, FinalAnswer):
+                out.final = chunk
+            elif isinstance(chunk, Verify):
+                yield self.emit(
+                    ev.Verification,
+                    scope="tools",
+                    question=chunk.question,
+                    compared=chunk.compared,
+                    answers=chunk.answers,
+                    agreement=chunk.agreement,
+                    resolution=chunk.resolution,
+                )
+            elif isinstance(chunk, TurnEnd):
+                self.totals.add(chunk.usage, chunk.cost)
+                usage, cost, out.raw = chunk.usage, chunk.cost, chunk.raw
+        out.text = "".join(text)
+        out.reasoning = "".join(reasoning)
+        if force:
+            out.requests = []  # the budget is spent: whatever it asked for, it answers now
+        yield self.emit(
+            ev.Thought,
+            turn=turn,
+            text=out.text,
+            reasoning=out.reasoning,
+            step=step,
+            usage=usage,
+            cost=cost,
         )
-    )
-    return messages
+
+    # -- tools -------------------------------------------------------------------------------
+    async def call_tools(
+        self,
+        requests: list[ToolCallRequest],
+        out: list[CallOutcome],
+        *,
+        tools: Sequence[Tool] | None = None,
+        use_cache: bool = True,
+    ) -> AsyncIterator[ev.Event]:
+        """Run one turn's calls concurrently within the budget; yield results as they finish.
+
+        ``out`` receives one outcome per request, in request order.
+        """
+        available = list(self.req.tools if tools is None else tools)
+        accepted = requests[: self.calls_left]
+        for request in requests:
+            tool = next((t for t in available if t.name == request.name), None)
+            yield self.emit(
+                ev.ToolCall,
+                call_id=request.id,
+                tool=request.name,
+                arguments=request.arguments,
+                model=tool.model if tool else None,
+            )
+        self.totals.calls += len(accepted)
+        done: dict[str, CallOutcome] = {}
+        for request in requests[len(accepted) :]:
+            result = ToolResult(
+                output="", error=f"Not run: the budget of {self.budget} tool calls is spent."
+            )
+            done[request.id] = CallOutcome(request, result)
+            yield self._result_event(done[request.id], 0.0)
+
+        async def one(request: ToolCallRequest) -> tuple[CallOutcome, float]:
+            begun = time.monotonic()
+            result, cached = await self._call_tool(request, available, use_cache)
+            return CallOutcome(request, result, cached), time.monotonic() - begun
+
+        for next_done in asyncio.as_completed([one(r) for r in accepted]):
+            outcome, duration = await next_done
+            done[outcome.request.id] = outcome
+            if not outcome.cached:
+                self.totals.add(outcome.result.usage, outcome.result.cost)
+            yield self._result_event(outcome, duration)
+        out.extend(done[r.id] for r in requests)
+
+    def _result_event(self, outcome: CallOutcome, duration: float) -> ev.ToolResultEvent:
+        result = outcome.result
+        return self.emit(
+            ev.ToolResultEvent,
+            call_id=outcome.request.id,
+            tool=outcome.request.name,
+            output=result.output,
+            data=result.data,
+            duration_s=round(duration, 3),
+            usage=result.usage,
+            cost=0.0 if outcome.cached else result.cost,
+            cached=outcome.cached,
+            error=result.error,
+        )
+
+    async def _call_tool(
+        self, request: ToolCallRequest, tools: list[Tool], use_cache: bool
+    ) -> tuple[ToolResult, bool]:
+        if request.parse_error:
+            return ToolResult(output="", error=request.parse_error), False
+        tool = next((t for t in tools if t.name == request.name), None)
+        if tool is None:
+            names = ", ".join(t.name for t in tools) or "none"
+            error = f"Unknown tool '{request.name}'. Available tools: {names}."
+            return ToolResult(output="", error=error), False
+        arguments = dict(request.arguments)
+        alias = str(arguments.pop("audio_id", "") or audio_alias(0))
+        aliases = {audio_alias(i): a for i, a in enumerate(self.req.audio)}
+        audio = aliases.get(alias)
+        if audio is None:
+            known = ", ".join(aliases) or "none (no audio was given)"
+            error = f"Unknown audio id '{alias}'. Known ids: {known}."
+            return ToolResult(output="", error=error), False
+        key = cache_key(audio.id, tool.name, arguments, tool.model)
+        if use_cache:
+            hit = await asyncio.to_thread(self.cache.get, key)
+            if hit is not None:
+                return hit, True
+        try:
+            samples = await asyncio.to_thread(self.store.samples, audio)
+            everything = {t.name: t for t in [*self.req.tools, *tools]}
+            ctx = ToolContext(audio=audio, samples=samples, tools=everything)
+            ctx.runner = lambda inner, args: self._cached(ctx, inner, args)
+            result = await asyncio.wait_for(tool(ctx, arguments), timeout=self.req.tool_timeout_s)
+        except TimeoutError:
+            timeout = self.req.tool_timeout_s
+            result = ToolResult(output="", error=f"{tool.name} timed out after {timeout:.0f} s.")
+        except ToolError as exc:
+            result = ToolResult(output="", error=f"{tool.name}: {exc}")
+        except Exception as exc:  # the tool's failure goes to the planner, never swallowed
+            error = f"{tool.name} failed: {type(exc).__name__}: {exc}"
+            result = ToolResult(output="", error=error)
+        if result.model is None and tool.model:
+            result = result.model_copy(update={"model": tool.model})
+        if result.error is None:
+            await asyncio.to_thread(self.cache.put, key, tool.name, audio.id, result)
+        return result, False
+
+    async def _cached(self, ctx: ToolContext, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
+        """A tool run inside another (caption, ask_audio) on the whole recording, cached."""
+        key = cache_key(ctx.audio.id, tool.name, arguments, tool.model)
+        hit = await asyncio.to_thread(self.cache.get, key)
+        if hit is not None:
+            return hit
+        result = await tool(ctx, arguments)
+        if result.error is None:
+            await asyncio.to_thread(self.cache.put, key, tool.name, ctx.audio.id, result)
+        return result
+
+    @staticmethod
+    def result_messages(outcomes: Sequence[CallOutcome]) -> list[ChatMessage]:
+        """Tool results as the planner reads them (errors marked ``ERROR:``)."""
+        return [
+            ChatMessage(
+                "tool",
+                f"ERROR: {o.result.error}" if o.result.error else o.result.output,
+                tool_call_id=o.request.id,
+                name=o.request.name,
+                data={"arguments": o.request.arguments, **o.result.data},
+                error=o.result.error,
+            )
+            for o in outcomes
+        ]
+
+    def note(self, text: str, step: str) -> ev.Thought:
+        """A step the strategy itself took (not the planner), shown like a thought."""
+        self.turns += 1
+        return self.emit(ev.Thought, turn=self.turns, text=text, step=step)
+
+    # -- answer ------------------------------------------------------------------------------
+    async def make_answer(
+        self, text: str, final: FinalAnswer | None = None, *, forced: bool = False
+    ) -> ev.Answer:
+        """The answer event: the planner's text mapped onto the choices (rule recorded)."""
+        answer_text = final.text if final else extract_answer(text)
+        candidate = final.choice if final and final.choice else answer_text
+        match = await asyncio.to_thread(match_choice, candidate, self.req.choices, self.similarity)
+        self.answer = self.emit(
+            ev.Answer,
+            text=answer_text,
+            choice=match.choice,
+            match_rule=match.rule if self.req.choices else None,
+            confidence=final.confidence if final else None,
+            rationale=final.rationale if final else text.strip(),
+            forced=forced,
+        )
+        return self.answer
 
 
 async def run_question(
@@ -142,11 +400,23 @@ async def run_question(
     similarity: Similarity | None = None,
 ) -> AsyncIterator[ev.Event]:
     """Answer one question; yields every event of the run, ending with finished or failed."""
-    emit = _Emitter(req.run_id)
-    cache = cache if cache is not None else MemoryToolCache()
-    started = time.monotonic()
-    totals = _Totals()
-    yield emit(
+    from agent.strategies import get_strategy
+
+    try:
+        strategy = get_strategy(req.strategy)
+    except KeyError as exc:
+        ctx = RunContext(req, store=store, cache=MemoryToolCache(), similarity=None, budget=0)
+        yield ctx.emit(ev.RunFailed, kind="bad_request", message=str(exc.args[0]))
+        return
+    budget = req.budget if req.budget is not None else strategy.default_budget
+    ctx = RunContext(
+        req,
+        store=store,
+        cache=cache if cache is not None else MemoryToolCache(),
+        similarity=similarity,
+        budget=budget,
+    )
+    yield ctx.emit(
         ev.RunStarted,
         question=req.question,
         choices=list(req.choices),
@@ -154,216 +424,24 @@ async def run_question(
         planner=req.planner.name,
         planner_label=req.planner.label,
         tools=[t.name for t in req.tools],
-        strategy=req.strategy,
-        settings={"budget": req.budget, "model": req.planner.model},
+        strategy=strategy.name,
+        settings={"budget": budget, "model": req.planner.model},
     )
-    messages = build_messages(req)
-    specs = tool_specs(req.tools, req.audio)
-    forced = False
-    turn = 0
-    max_turns = req.budget + 6  # a planner that neither answers nor calls tools is stopped
     try:
-        while True:
-            turn += 1
-            if turn > max_turns:
-                raise PlannerError(
-                    f"The planner did not answer after {max_turns} turns.", kind="no_answer"
-                )
-            force_now = forced or totals.calls >= req.budget
-            text_parts: list[str] = []
-            reasoning_parts: list[str] = []
-            requests: list[ToolCallRequest] = []
-            final: FinalAnswer | None = None
-            raw: Any = None
-            turn_usage, turn_cost = ev.Usage(), 0.0
-            async for chunk in req.planner.stream_turn(
-                messages, [] if force_now else specs, force_answer=force_now
-            ):
-                if isinstance(chunk, TextDelta):
-                    if chunk.text:
-                        parts = reasoning_parts if chunk.kind == "reasoning" else text_parts
-                        parts.append(chunk.text)
-                        yield emit(ev.PlannerDelta, turn=turn, text=chunk.text, kind=chunk.kind)
-                elif isinstance(chunk, ToolCallRequest):
-                    requests.append(chunk)
-                elif isinstance(chunk, FinalAnswer):
-                    final = chunk
-                elif isinstance(chunk, TurnEnd):
-                    totals.add(chunk.usage, chunk.cost)
-                    raw = chunk.raw
-                    turn_usage, turn_cost = chunk.usage, chunk.cost
-            text = "".join(text_parts)
-            yield emit(
-                ev.Thought,
-                turn=turn,
-                text=text,
-                reasoning="".join(reasoning_parts),
-                usage=turn_usage,
-                cost=turn_cost,
-            )
-            if force_now:
-                requests = []  # the budget is spent: whatever it asked for, it answers now
-            if requests and final is None:
-                messages.append(ChatMessage("assistant", text, tool_calls=requests, raw=raw))
-                async for event in _run_calls(req, requests, messages, emit, totals, cache, store):
-                    yield event
-                if totals.calls >= req.budget:
-                    forced = True
-                    messages.append(ChatMessage("user", FORCE_ANSWER))
-                continue
-            answer_text = final.text if final else extract_answer(text)
-            if not answer_text.strip() and not final:
-                if force_now:
-                    raise PlannerError("The planner returned an empty answer.", kind="no_answer")
-                messages.append(ChatMessage("assistant", text))
-                messages.append(ChatMessage("user", "Your reply was empty. " + FORCE_ANSWER))
-                forced = True
-                continue
-            match = await asyncio.to_thread(
-                match_choice,
-                final.choice if final and final.choice else answer_text,
-                req.choices,
-                similarity,
-            )
-            yield emit(
-                ev.Answer,
-                text=answer_text,
-                choice=match.choice,
-                match_rule=match.rule if req.choices else None,
-                confidence=final.confidence if final else None,
-                rationale=final.rationale if final else text.strip(),
-                forced=force_now,
-            )
-            yield emit(
-                ev.RunFinished,
-                calls=totals.calls,
-                input_tokens=totals.usage.input_tokens,
-                output_tokens=totals.usage.output_tokens,
-                cost=round(totals.cost, 6),
-                wall_s=round(time.monotonic() - started, 3),
-                status="forced" if force_now else "ok",
-            )
-            return
+        async for event in strategy.run(ctx):
+            yield event
+        if ctx.answer is None:
+            raise PlannerError("The strategy ended without an answer.", kind="no_answer")
+        yield ctx.emit(
+            ev.RunFinished,
+            calls=ctx.totals.calls,
+            input_tokens=ctx.totals.usage.input_tokens,
+            output_tokens=ctx.totals.usage.output_tokens,
+            cost=round(ctx.totals.cost, 6),
+            wall_s=round(time.monotonic() - ctx.started, 3),
+            status="forced" if ctx.answer.forced else "ok",
+        )
     except PlannerError as exc:
-        yield emit(ev.RunFailed, kind=exc.kind, message=str(exc))
+        yield ctx.emit(ev.RunFailed, kind=exc.kind, message=str(exc))
     except Exception as exc:  # a bug or an unexpected planner failure: report, do not hide
-        yield emit(
-            ev.RunFailed,
-            kind="internal_error",
-            message=f"{type(exc).__name__}: {exc}",
-        )
-
-
-async def _run_calls(
-    req: RunRequest,
-    requests: list[ToolCallRequest],
-    messages: list[ChatMessage],
-    emit: _Emitter,
-    totals: _Totals,
-    cache: ToolCache,
-    store: AudioStore,
-) -> AsyncIterator[ev.Event]:
-    """Run one turn's calls concurrently; yield each result as it completes."""
-    remaining = req.budget - totals.calls
-    accepted = requests[:remaining]
-    over_budget = requests[remaining:]
-    for request in requests:
-        tool = next((t for t in req.tools if t.name == request.name), None)
-        yield emit(
-            ev.ToolCall,
-            call_id=request.id,
-            tool=request.name,
-            arguments=request.arguments,
-            model=tool.model if tool else None,
-        )
-    totals.calls += len(accepted)
-
-    async def one(request: ToolCallRequest) -> tuple[ToolCallRequest, ToolResult, float, bool]:
-        begun = time.monotonic()
-        result, cached = await _call_tool(req, request, cache, store)
-        return request, result, time.monotonic() - begun, cached
-
-    results: dict[str, ToolResult] = {}
-    for request in over_budget:
-        results[request.id] = ToolResult(
-            output="", error=f"Not run: the budget of {req.budget} tool calls is spent."
-        )
-        yield _result_event(emit, request, results[request.id], 0.0, False)
-    for next_done in asyncio.as_completed([one(r) for r in accepted]):
-        request, result, duration, cached = await next_done
-        results[request.id] = result
-        if not cached:
-            totals.add(result.usage, result.cost)
-        yield _result_event(emit, request, result, duration, cached)
-    for request in requests:
-        result = results[request.id]
-        content = f"ERROR: {result.error}" if result.error else result.output
-        messages.append(
-            ChatMessage(
-                "tool",
-                content,
-                tool_call_id=request.id,
-                name=request.name,
-                data={"arguments": request.arguments, **result.data},
-                error=result.error,
-            )
-        )
-
-
-def _result_event(
-    emit: _Emitter, request: ToolCallRequest, result: ToolResult, duration: float, cached: bool
-) -> ev.ToolResultEvent:
-    return emit(
-        ev.ToolResultEvent,
-        call_id=request.id,
-        tool=request.name,
-        output=result.output,
-        data=result.data,
-        duration_s=round(duration, 3),
-        usage=result.usage,
-        cost=0.0 if cached else result.cost,
-        cached=cached,
-        error=result.error,
-    )
-
-
-async def _call_tool(
-    req: RunRequest, request: ToolCallRequest, cache: ToolCache, store: AudioStore
-) -> tuple[ToolResult, bool]:
-    if request.parse_error:
-        return ToolResult(output="", error=request.parse_error), False
-    tool = next((t for t in req.tools if t.name == request.name), None)
-    if tool is None:
-        names = ", ".join(t.name for t in req.tools) or "none"
-        return ToolResult(
-            output="", error=f"Unknown tool '{request.name}'. Available tools: {names}."
-        ), False
-    arguments = dict(request.arguments)
-    alias = str(arguments.pop("audio_id", "") or audio_alias(0))
-    aliases = {audio_alias(i): a for i, a in enumerate(req.audio)}
-    audio = aliases.get(alias)
-    if audio is None:
-        known = ", ".join(aliases) or "none (no audio was given)"
-        error = f"Unknown audio id '{alias}'. Known ids: {known}."
-        return ToolResult(output="", error=error), False
-    key = cache_key(audio.id, tool.name, arguments, tool.model)
-    hit = await asyncio.to_thread(cache.get, key)
-    if hit is not None:
-        return hit, True
-    try:
-        samples = await asyncio.to_thread(store.samples, audio)
-        ctx = ToolContext(audio=audio, samples=samples, tools={t.name: t for t in req.tools})
-        result = await asyncio.wait_for(tool(ctx, arguments), timeout=req.tool_timeout_s)
-    except TimeoutError:
-        result = ToolResult(
-            output="", error=f"{tool.name} timed out after {req.tool_timeout_s:.0f} s."
-        )
-    except ToolError as exc:
-        result = ToolResult(output="", error=f"{tool.name}: {exc}")
-    except Exception as exc:  # the tool's failure goes to the planner, never swallowed
-        result = ToolResult(output="", error=f"{tool.name} failed: {type(exc).__name__}: {exc}")
-    if result.model is None and tool.model:
-        result = result.model_copy(update={"model": tool.model})
-    if result.error is None:
-        await asyncio.to_thread(cache.put, key, tool.name, audio.id, result)
-    return result, False
+        yield ctx.emit(ev.RunFailed, kind="internal_error", message=f"{type(exc).__name__}: {exc}")

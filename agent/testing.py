@@ -45,6 +45,7 @@ class SeenTurn:
     messages: list[ChatMessage]
     tools: list[ToolSpec]
     force_answer: bool
+    temperature: float | None = None
 
 
 class ScriptedPlanner:
@@ -70,9 +71,14 @@ class ScriptedPlanner:
         self._ids = itertools.count(1)
 
     async def stream_turn(
-        self, messages: list[ChatMessage], tools: list[ToolSpec], *, force_answer: bool = False
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        *,
+        force_answer: bool = False,
+        temperature: float | None = None,
     ) -> AsyncIterator[PlannerChunk]:
-        self.seen.append(SeenTurn(list(messages), list(tools), force_answer))
+        self.seen.append(SeenTurn(list(messages), list(tools), force_answer, temperature))
         index = len(self.seen) - 1
         source = self.turns[min(index, len(self.turns) - 1)] if self.turns else ScriptedTurn()
         turn = source(messages, tools, force_answer) if callable(source) else source

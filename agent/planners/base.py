@@ -81,7 +81,18 @@ class FinalAnswer:
     rationale: str = ""
 
 
-PlannerChunk = TextDelta | ToolCallRequest | FinalAnswer | TurnEnd
+@dataclass
+class Verify:
+    """A planner reports that it compared sources (tools or candidates) and how it resolved."""
+
+    compared: list[str]
+    answers: dict[str, str]
+    agreement: bool
+    resolution: str
+    question: str = ""
+
+
+PlannerChunk = TextDelta | ToolCallRequest | FinalAnswer | Verify | TurnEnd
 
 
 class PlannerError(Exception):
@@ -100,7 +111,14 @@ class Planner(Protocol):
     is_llm: bool
 
     def stream_turn(
-        self, messages: list[ChatMessage], tools: list[ToolSpec], *, force_answer: bool = False
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        *,
+        force_answer: bool = False,
+        temperature: float | None = None,
     ) -> AsyncIterator[PlannerChunk]:
-        """Stream one turn. ``force_answer``: the budget is spent and ``tools`` is empty."""
+        """Stream one turn. ``force_answer``: the budget is spent and ``tools`` is empty.
+        ``temperature``: a strategy's request (e.g. a second, more varied answer); planners
+        that have no such notion ignore it."""
         ...

@@ -1,17 +1,23 @@
 """The offline rule planner: a deterministic policy, not an LLM.
 
-Turn 1 classifies the question (keywords and the shape of the choices) and calls the local
+It classifies the question (keywords and the shape of the choices) and calls the local
 tools that answer that type of question, all at once. If a sound question turns out to
-contain speech, turn 2 also transcribes it. The last turn weighs the evidence for each
-choice (label and text-similarity matching) and explains its choice. Without choices it
-answers with a summary of what the tools found.
+contain speech, it also transcribes it. It then weighs the evidence for each choice
+(label and text-similarity matching), reports where the tools' evidence agrees or not,
+and explains its choice. Without choices it answers with a summary of what the tools found.
+
+The strategies' other steps get rule-based counterparts, read from the step named in the
+last user message's ``data``: refine's plan / interact / answer, evidence's filter / two
+answers / verify, and the caption-first follow-up question.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,11 +30,40 @@ from agent.planners.base import (
     TextDelta,
     ToolCallRequest,
     ToolSpec,
+    Verify,
 )
-from agent.planners.offline_scoring import Evidence, collect_evidence, score_choices
-from agent.planners.question_types import DESCRIPTION, QuestionType, classify
+from agent.planners.offline_scoring import (
+    SOURCE_TOOL,
+    Evidence,
+    SourceScore,
+    collect_evidence,
+    flatten_sources,
+    score_choices,
+)
+from agent.planners.question_types import DESCRIPTION, TOOLS_FOR, QuestionType, classify
 
 LABEL = "Offline rule planner (not an LLM)"
+CONFIDENT_MARGIN = 0.12  # support gap between the best two choices that needs no more evidence
+
+
+@dataclass
+class Situation:
+    """What the planner reads from the conversation for the current question."""
+
+    question: str
+    choices: list[str]
+    results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    step: str | None = None
+    step_data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Decision:
+    best: int | None
+    total: np.ndarray
+    sources: list[SourceScore]
+    margin: float
+    confidence: float
 
 
 class OfflinePlanner:
@@ -42,21 +77,56 @@ class OfflinePlanner:
         self._ids = itertools.count(1)
 
     async def stream_turn(
-        self, messages: list[ChatMessage], tools: list[ToolSpec], *, force_answer: bool = False
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        *,
+        force_answer: bool = False,
+        temperature: float | None = None,
     ) -> AsyncIterator[PlannerChunk]:
-        question, choices, results = _current_question(messages)
-        qtype = classify(question, choices)
+        situation = read_situation(messages)
+        qtype = classify(situation.question, situation.choices)
+        handler = {
+            "refine.plan": self._refine_plan,
+            "refine.interact": self._refine_interact,
+            "evidence.filter": self._evidence_filter,
+            "evidence.verify": self._evidence_verify,
+        }.get(situation.step or "")
+        if handler is not None:
+            text = await asyncio.to_thread(handler, qtype, situation)
+            for chunk in _sentences(text):
+                yield TextDelta(chunk)
+            return
+        if situation.step in ("refine.answer", "evidence.answer"):
+            uniform = situation.step_data.get("variant") == 2
+            answer = await asyncio.to_thread(self._decide, qtype, situation, uniform)
+            for chunk in _sentences(answer.rationale):
+                yield TextDelta(chunk)
+            yield answer
+            return
+        async for chunk in self._tool_turn(qtype, situation, tools, force_answer):
+            yield chunk
+
+    # -- react and caption-first ---------------------------------------------------------------
+    async def _tool_turn(
+        self,
+        qtype: QuestionType,
+        situation: Situation,
+        tools: list[ToolSpec],
+        force_answer: bool,
+    ) -> AsyncIterator[PlannerChunk]:
         available = {t.name for t in tools}
-        called = {name for name, _ in results}
-        if not results and not force_answer:
+        called = {name for name, _ in situation.results}
+        if not situation.results and not force_answer:
             wanted = [t for t in qtype.tools if t in available]
             missing = [t for t in qtype.tools if t not in available]
             text = f"This question is {DESCRIPTION[qtype.kind]}: {qtype.reason}. "
-            if wanted:
-                text += "I will ask " + ", ".join(wanted) + " for evidence."
-            else:
-                text += "None of the tools that answer it are enabled."
-            if missing:
+            text += (
+                "I will ask " + ", ".join(wanted) + " for evidence."
+                if wanted
+                else "None of the tools that answer it are enabled."
+            )
+            if missing and wanted:
                 text += f" ({', '.join(missing)} would help but is switched off.)"
             for chunk in _sentences(text):
                 yield TextDelta(chunk)
@@ -64,12 +134,20 @@ class OfflinePlanner:
                 for name in wanted:
                     yield self._call(name)
                 return
-        follow_up = self._follow_up(qtype, results, available, called, force_answer)
-        if follow_up:
-            yield TextDelta(follow_up[0])
-            yield self._call(follow_up[1])
-            return
-        answer = await asyncio.to_thread(self._decide, qtype, question, choices, results)
+        if not force_answer:
+            follow_up = await asyncio.to_thread(
+                self._follow_up, qtype, situation, available, called
+            )
+            if follow_up is not None:
+                text, name, arguments = follow_up
+                yield TextDelta(text)
+                yield self._call(name, arguments)
+                return
+        decision = await asyncio.to_thread(self._score, qtype, situation, False)
+        verify = _verification(situation, decision)
+        if verify is not None:
+            yield verify
+        answer = self._final(qtype, situation, decision)
         for chunk in _sentences(answer.rationale):
             yield TextDelta(chunk)
         yield answer
@@ -77,89 +155,210 @@ class OfflinePlanner:
     def _call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolCallRequest:
         return ToolCallRequest(f"offline_{next(self._ids)}", name, arguments or {})
 
-    @staticmethod
     def _follow_up(
+        self,
         qtype: QuestionType,
-        results: list[tuple[str, dict[str, Any]]],
+        situation: Situation,
         available: set[str],
         called: set[str],
-        force_answer: bool,
-    ) -> tuple[str, str] | None:
-        """Cross-check: speech inside a sound/general question is worth transcribing."""
-        if force_answer or "transcribe" in called or "transcribe" not in available:
-            return None
-        evidence = collect_evidence(results)
+    ) -> tuple[str, str, dict[str, Any]] | None:
+        """One more call when the evidence calls for it (a cross-check), else None."""
+        evidence = collect_evidence(situation.results)
         speechy = (evidence.speech_seconds or 0) > 0.5 or any(
             "speech" in label.lower() and score > 0.3 for label, score in evidence.labels
         )
-        if qtype.kind in ("sound", "signal", "music") and speechy:
-            return (
-                "The recording contains speech, so I will also transcribe it to cross-check. ",
-                "transcribe",
-            )
+        if (
+            qtype.kind in ("sound", "signal", "music")
+            and speechy
+            and "transcribe" in available
+            and "transcribe" not in called
+            and not evidence.transcript
+        ):
+            text = "The recording contains speech, so I will also transcribe it to cross-check. "
+            return text, "transcribe", {}
+        if "ask_audio" in available and "ask_audio" not in called and situation.choices:
+            decision = self._score(qtype, situation, False)
+            if decision.margin < CONFIDENT_MARGIN:
+                text = (
+                    "The caption does not settle it (the best two choices are within "
+                    f"{decision.margin:.2f}), so I will ask about the question directly. "
+                )
+                return text, "ask_audio", {"question": situation.question}
         return None
 
-    def _decide(
-        self,
-        qtype: QuestionType,
-        question: str,
-        choices: list[str],
-        results: list[tuple[str, dict[str, Any]]],
-    ) -> FinalAnswer:
-        evidence = collect_evidence(results)
-        failed = [name for name, data in results if data.get("_error")]
-        notes = f" ({', '.join(failed)} failed.)" if failed else ""
-        if not choices:
-            text = _describe(qtype.kind, evidence)
-            return FinalAnswer(text=text, confidence=None, rationale=f"{text}{notes}")
-        total, sources = score_choices(qtype.kind, question, choices, evidence, self.similarity)
+    # -- scoring -------------------------------------------------------------------------------
+    def _score(self, qtype: QuestionType, situation: Situation, uniform: bool) -> Decision:
+        evidence = collect_evidence(situation.results)
+        if not situation.choices:
+            return Decision(None, np.zeros(0), [], 0.0, 0.0)
+        total, sources = score_choices(
+            qtype.kind,
+            situation.question,
+            situation.choices,
+            evidence,
+            self.similarity,
+            uniform=uniform,
+        )
         if not sources or not np.any(total > 0):
-            return FinalAnswer(
-                text=choices[0],
-                choice=choices[0],
-                confidence=1.0 / len(choices),
-                rationale="No tool gave evidence for any choice, so this is a guess: "
-                f"{choices[0]}.{notes}",
-            )
+            return Decision(None, total, sources, 0.0, 1.0 / len(situation.choices))
         best = int(np.argmax(total))
         ordered = np.sort(total)[::-1]
         margin = float(ordered[0] - ordered[1]) if len(ordered) > 1 else float(ordered[0])
-        confidence = float(min(0.95, 1.0 / len(choices) + margin / max(1e-6, ordered[0])))
-        lines = [f"Evidence: {s.reason}." for s in sources]
-        table = ", ".join(f"{c} {t:.2f}" for c, t in zip(choices, total, strict=True))
-        lines.append(f"Support per choice: {table}.")
-        lines.append(f'The best-supported choice is "{choices[best]}".{notes}')
+        confidence = float(min(0.95, 1.0 / len(situation.choices) + margin / max(1e-6, ordered[0])))
+        return Decision(best, total, sources, margin, round(confidence, 2))
+
+    def _decide(self, qtype: QuestionType, situation: Situation, uniform: bool) -> FinalAnswer:
+        return self._final(qtype, situation, self._score(qtype, situation, uniform), uniform)
+
+    def _final(
+        self,
+        qtype: QuestionType,
+        situation: Situation,
+        decision: Decision,
+        uniform: bool = False,
+    ) -> FinalAnswer:
+        failed = [name for name, data in situation.results if data.get("_error")]
+        notes = f" ({', '.join(failed)} failed.)" if failed else ""
+        choices = situation.choices
+        if not choices:
+            text = describe(qtype.kind, collect_evidence(situation.results))
+            return FinalAnswer(text=text, rationale=f"{text}{notes}")
+        if decision.best is None:
+            return FinalAnswer(
+                text=choices[0],
+                choice=choices[0],
+                confidence=decision.confidence,
+                rationale="No tool gave evidence for any choice, so this is a guess: "
+                f"{choices[0]}.{notes}",
+            )
+        lines = [f"Evidence: {s.reason}." for s in decision.sources]
+        table = ", ".join(f"{c} {t:.2f}" for c, t in zip(choices, decision.total, strict=True))
+        weighting = "every source counted alike" if uniform else "weighted by question type"
+        lines.append(f"Support per choice ({weighting}): {table}.")
+        lines.append(f'The best-supported choice is "{choices[decision.best]}".{notes}')
         return FinalAnswer(
-            text=choices[best],
-            choice=choices[best],
-            confidence=round(confidence, 2),
+            text=choices[decision.best],
+            choice=choices[decision.best],
+            confidence=decision.confidence,
             rationale=" ".join(lines),
         )
 
+    # -- refine steps --------------------------------------------------------------------------
+    def _refine_plan(self, qtype: QuestionType, situation: Situation) -> str:
+        present = {tool for tool, _ in flatten_sources(situation.results)}
+        missing_tools = [t for t in TOOLS_FOR[qtype.kind] if t not in present]
+        decision = self._score(qtype, situation, False)
+        if situation.choices:
+            sufficient = decision.margin >= CONFIDENT_MARGIN or not missing_tools
+        else:
+            sufficient = not missing_tools
+        missing = [f"evidence from {t}" for t in missing_tools]
+        reply = {
+            "sufficient": sufficient,
+            "missing": missing,
+            "questions": [] if sufficient else [situation.question],
+        }
+        why = (
+            f"The gap between the best two choices is {decision.margin:.2f}. "
+            if situation.choices
+            else ""
+        )
+        if sufficient and missing_tools:
+            why += "That is enough to answer. "
+        elif sufficient:
+            why += "The local tools have nothing more to add. "
+        else:
+            why += f"Still missing: {', '.join(missing)}. "
+        return why + json.dumps(reply)
 
-def _current_question(
-    messages: list[ChatMessage],
-) -> tuple[str, list[str], list[tuple[str, dict[str, Any]]]]:
-    """The question being answered now and the tool results gathered for it."""
+    def _refine_interact(self, qtype: QuestionType, situation: Situation) -> str:
+        evidence = collect_evidence(situation.results)
+        if qtype.kind in ("speech_content", "speaker") and not evidence.transcript:
+            reply = {"action": "transcribe"}
+            why = "The question is about speech and the document has no transcript. "
+        else:
+            reply = {"action": "recaption", "focus": situation.question}
+            why = "A description focused on the question should add the missing details. "
+        return why + json.dumps(reply)
+
+    # -- evidence steps ------------------------------------------------------------------------
+    def _evidence_filter(self, qtype: QuestionType, situation: Situation) -> str:
+        """Each source's finding, the one that separates the choices most first."""
+        decision = self._score(qtype, situation, False)
+        ranked = sorted(decision.sources, key=lambda s: -float(np.ptp(s.scores)))
+        items = [s.reason for s in ranked] or [
+            describe(qtype.kind, collect_evidence(situation.results))
+        ]
+        return "Most decisive evidence first. " + json.dumps({"evidence": items})
+
+    def _evidence_verify(self, qtype: QuestionType, situation: Situation) -> str:
+        weighted = self._score(qtype, situation, False)
+        candidates = situation.step_data.get("candidates", [])
+        if weighted.best is not None and situation.choices:
+            chosen = situation.choices[weighted.best]
+            why = (
+                f'Weighting the sources by question type supports "{chosen}" most '
+                f"(margin {weighted.margin:.2f})."
+            )
+        else:
+            chosen = candidates[0] if candidates else ""
+            why = "Neither candidate has more support; keeping the first."
+        return json.dumps({"answer": chosen, "rationale": why})
+
+
+def read_situation(messages: list[ChatMessage]) -> Situation:
+    """The question being answered now, the tool evidence gathered for it, and the step."""
     index = max(
-        (i for i, m in enumerate(messages) if m.role == "user" and "question" in m.data),
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.role == "user" and "question" in m.data and not m.data.get("prior")
+        ),
         default=None,
     )
     if index is None:
         last_user = next((m for m in reversed(messages) if m.role == "user"), None)
-        return (last_user.content if last_user else ""), [], []
+        return Situation(last_user.content if last_user else "", [])
     current = messages[index]
-    results = []
-    for message in messages[index + 1 :]:
+    situation = Situation(current.data["question"], list(current.data.get("choices", [])))
+    for message in messages[index:]:
         if message.role == "tool" and message.name:
             data = dict(message.data)
             if message.error:
                 data["_error"] = message.error
-            results.append((message.name, data))
-    return current.data["question"], list(current.data.get("choices", [])), results
+            situation.results.append((message.name, data))
+        elif message.role == "user" and message.data.get("step"):
+            situation.step = message.data["step"]
+            situation.step_data = message.data
+            for source in message.data.get("sources", []):
+                situation.results.append((source["tool"], source.get("data", {})))
+    return situation
 
 
-def _describe(kind: str, evidence: Evidence) -> str:
+def _verification(situation: Situation, decision: Decision) -> Verify | None:
+    """Each evidence source's own favourite choice, when at least two sources have one."""
+    if not situation.choices or decision.best is None:
+        return None
+    picks = {}
+    for source in decision.sources:
+        scores = np.asarray(source.scores, dtype=float)
+        if scores.size and scores.max() > 0:
+            picks[SOURCE_TOOL.get(source.source, source.source)] = situation.choices[
+                int(np.argmax(scores))
+            ]
+    if len(picks) < 2:
+        return None
+    agreement = len(set(picks.values())) == 1
+    chosen = situation.choices[decision.best]
+    resolution = (
+        f'All sources point to "{chosen}".'
+        if agreement
+        else f'The sources disagree; weighting them by question type gives "{chosen}".'
+    )
+    return Verify(list(picks), picks, agreement, resolution, question=situation.question)
+
+
+def describe(kind: str, evidence: Evidence) -> str:
     parts = []
     if evidence.transcript and kind in ("speech_content", "speaker", "general"):
         parts.append(f'The speech says: "{evidence.transcript}".')

@@ -39,15 +39,46 @@ class Evidence:
     speech_seconds: float | None = None
 
 
+SOURCE_TOOL = {
+    "transcript": "transcribe",
+    "sounds": "sound_events",
+    "music": "music_analysis",
+    "signal": "signal_stats",
+}
+
+
+def flatten_sources(
+    tool_data: list[tuple[str, dict[str, Any]]],
+) -> list[tuple[str, dict[str, Any]]]:
+    """Expand composite results (caption / ask_audio carry their tools' data as sources)."""
+    flat: list[tuple[str, dict[str, Any]]] = []
+    for tool, data in tool_data:
+        nested = data.get("sources")
+        if isinstance(nested, list):
+            flat.extend((item["tool"], item.get("data", {})) for item in nested if "tool" in item)
+        else:
+            flat.append((tool, data))
+    return flat
+
+
 def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
     evidence = Evidence()
-    for tool, data in tool_data:
-        if tool == "transcribe":
-            evidence.transcript = " ".join(
-                filter(None, [evidence.transcript, data.get("text", "")])
-            ).strip()
+    seen_text: set[str] = set()
+    for tool, data in flatten_sources(tool_data):
+        if data.get("_error"):
+            continue
+        if tool == "transcribe" or ("text" in data and "segments" in data):
+            text = str(data.get("text", "")).strip()
+            if text and text not in seen_text:  # the same transcript may arrive twice
+                seen_text.add(text)
+                evidence.transcript = " ".join(filter(None, [evidence.transcript, text]))
         elif tool == "sound_events":
-            evidence.labels += [(x["label"], float(x["score"])) for x in data.get("labels", [])]
+            known = {label for label, _ in evidence.labels}
+            evidence.labels += [
+                (x["label"], float(x["score"]))
+                for x in data.get("labels", [])
+                if x["label"] not in known
+            ]
         elif tool == "music_analysis":
             evidence.music = data
         elif tool == "signal_stats":
@@ -182,7 +213,10 @@ def score_choices(
     choices: Sequence[str],
     evidence: Evidence,
     similarity: Similarity | None,
+    *,
+    uniform: bool = False,
 ) -> tuple[np.ndarray, list[SourceScore]]:
+    """Support per choice. ``uniform``: every source counts the same (a second opinion)."""
     sources: list[SourceScore] = []
     if evidence.transcript:
         sources.append(transcript_scores(evidence.transcript, choices, similarity))
@@ -195,7 +229,8 @@ def score_choices(
     weights = WEIGHTS.get(kind, WEIGHTS["general"])
     total = np.zeros(len(choices))
     for source in sources:
-        total += weights.get(source.source, 0.3) * np.asarray(source.scores, dtype=float)
+        weight = 1.0 if uniform else weights.get(source.source, 0.3)
+        total += weight * np.asarray(source.scores, dtype=float)
     return total, sources
 
 

@@ -45,7 +45,12 @@ class OpenAICompatPlanner:
         self._ids = itertools.count(1)
 
     async def stream_turn(
-        self, messages: list[ChatMessage], tools: list[ToolSpec], *, force_answer: bool = False
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        *,
+        force_answer: bool = False,
+        temperature: float | None = None,
     ) -> AsyncIterator[PlannerChunk]:
         request: dict[str, Any] = {
             "model": self.config.model,
@@ -57,6 +62,8 @@ class OpenAICompatPlanner:
         for option in ("temperature", "top_p", "max_tokens", "reasoning_effort"):
             if option in self.config.options:
                 request[option] = self.config.options[option]
+        if temperature is not None:
+            request["temperature"] = temperature
         if self.native_tools and tools:
             request["tools"] = [spec.openai_schema() for spec in tools]
         attempt = 0

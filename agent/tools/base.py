@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -38,6 +39,14 @@ class ToolContext:
     sample_rate: int = 16_000
     # Lets a tool call another tool (the clip tool runs one on a cut range).
     tools: dict[str, Tool] = field(default_factory=dict)
+    # Runs another tool on this same whole recording through the run's cache (set by the
+    # loop; None on a cut range, where cached whole-recording results would be wrong).
+    runner: Callable[[Tool, dict[str, Any]], Awaitable[ToolResult]] | None = None
+
+    async def run_tool(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
+        if self.runner is not None:
+            return await self.runner(tool, arguments)
+        return await tool(self, arguments)
 
 
 @runtime_checkable

@@ -44,7 +44,7 @@ class ClipTool:
         if not isinstance(inner_args, dict):
             raise ToolError("arguments must be an object.")
         part = cut(ctx.samples, start, end)
-        result = await inner(dataclasses.replace(ctx, samples=part), dict(inner_args))
+        result = await inner(dataclasses.replace(ctx, samples=part, runner=None), dict(inner_args))
         data = _shift_times(result.data, start)
         data["clip"] = {"start": start, "end": end, "tool": inner_name}
         return result.model_copy(

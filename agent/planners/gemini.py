@@ -1,0 +1,258 @@
+"""Planner over the Gemini API through the ``google-genai`` SDK.
+
+Streams text (thought summaries as reasoning when ``include_thoughts`` is set) and native
+function calls. The model's turn is kept as one ``types.Content`` (``TurnEnd.raw``) and sent
+back unchanged on later turns: it carries the thought signatures Gemini needs to keep its
+reasoning across function calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from google import genai
+from google.genai import types
+
+from agent.events import Usage
+from agent.gemini_client import classify_error, make_client
+from agent.planners.base import (
+    ChatMessage,
+    PlannerChunk,
+    PlannerError,
+    TextDelta,
+    ToolCallRequest,
+    ToolSpec,
+    TurnEnd,
+)
+from agent.remote import ModelConfig, RemoteError
+
+GENERATED_ID_PREFIX = "gemini_call_"
+
+
+class GeminiPlanner:
+    is_llm = True
+
+    def __init__(self, config: ModelConfig, client: genai.Client | None = None) -> None:
+        self.config = config
+        self.name = config.name
+        self.label = config.label or f"{config.model} (gemini)"
+        self.model = config.model
+        self._client = client
+        self._ids = itertools.count(1)
+
+    @property
+    def client(self) -> genai.Client:
+        """Made on first use, so that a missing key is reported as a failed turn."""
+        if self._client is None:
+            self._client = make_client(self.config)
+        return self._client
+
+    async def stream_turn(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        *,
+        force_answer: bool = False,
+        temperature: float | None = None,
+    ) -> AsyncIterator[PlannerChunk]:
+        system, contents = to_contents(messages)
+        request_config = self._request_config(system, tools)
+        if temperature is not None:
+            request_config.temperature = temperature
+        attempt = 0
+        while True:
+            streamed_any = False
+            try:
+                async for chunk in self._stream(contents, request_config):
+                    streamed_any = True
+                    yield chunk
+                return
+            except PlannerError:
+                raise
+            except Exception as exc:
+                error = classify_error(exc, self.config)
+                # Retry only before anything reached the user; a half-streamed turn fails.
+                if streamed_any or not error.retryable or attempt + 1 >= self.config.retry.attempts:
+                    raise PlannerError(_planner_message(self.name, error), kind=error.kind) from exc
+                await asyncio.sleep(self.config.retry.delay(attempt))
+                attempt += 1
+
+    def _request_config(
+        self, system: str | None, tools: list[ToolSpec]
+    ) -> types.GenerateContentConfig:
+        options = self.config.options
+        fields: dict[str, Any] = {
+            "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
+        }
+        if system:
+            fields["system_instruction"] = system
+        if tools:
+            fields["tools"] = [
+                types.Tool(function_declarations=[function_declaration(s) for s in tools])
+            ]
+        for option in ("temperature", "top_p", "top_k", "max_output_tokens", "seed"):
+            if option in options:
+                fields[option] = options[option]
+        thinking: dict[str, Any] = {}
+        if options.get("include_thoughts"):
+            thinking["include_thoughts"] = True
+        for option in ("thinking_budget", "thinking_level"):
+            if option in options:
+                thinking[option] = options[option]
+        if thinking:
+            fields["thinking_config"] = types.ThinkingConfig(**thinking)
+        return types.GenerateContentConfig(**fields)
+
+    async def _stream(
+        self, contents: list[types.Content], request_config: types.GenerateContentConfig
+    ) -> AsyncIterator[PlannerChunk]:
+        stream = await self.client.aio.models.generate_content_stream(
+            model=self.config.model, contents=contents, config=request_config
+        )
+        parts: list[types.Part] = []
+        usage = Usage()
+        block_reason: str | None = None
+        async for response in stream:
+            if response.usage_metadata is not None:
+                usage = usage_of(response.usage_metadata)
+            feedback = response.prompt_feedback
+            if feedback is not None and feedback.block_reason:
+                block_reason = str(getattr(feedback.block_reason, "value", feedback.block_reason))
+            if not response.candidates:
+                continue
+            content = response.candidates[0].content
+            for part in (content.parts if content else None) or []:
+                parts.append(part)
+                if part.function_call is not None:
+                    yield self._request(part.function_call)
+                elif part.text:
+                    yield TextDelta(part.text, kind="reasoning" if part.thought else "text")
+        if block_reason and not parts:
+            raise PlannerError(
+                f"The planner '{self.name}' refused the prompt (blocked: {block_reason}).",
+                kind="blocked",
+            )
+        yield TurnEnd(
+            usage=usage,
+            cost=self.config.prices.cost(usage),
+            raw=types.Content(role="model", parts=merge_parts(parts)),
+        )
+
+    def _request(self, call: types.FunctionCall) -> ToolCallRequest:
+        call_id = call.id or f"{GENERATED_ID_PREFIX}{next(self._ids)}"
+        return ToolCallRequest(call_id, call.name or "", dict(call.args or {}))
+
+
+def function_declaration(spec: ToolSpec) -> types.FunctionDeclaration:
+    """JSON-schema parameters go through unchanged (``parametersJsonSchema``)."""
+    return types.FunctionDeclaration(
+        name=spec.name,
+        description=spec.description,
+        parameters_json_schema=spec.parameters or {"type": "object", "properties": {}},
+    )
+
+
+def usage_of(metadata: types.GenerateContentResponseUsageMetadata) -> Usage:
+    """Thinking tokens are billed as output."""
+    return Usage(
+        input_tokens=metadata.prompt_token_count or 0,
+        output_tokens=(metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0),
+    )
+
+
+def merge_parts(parts: list[types.Part]) -> list[types.Part]:
+    """Join the streamed text pieces of one turn into fewer parts, changing nothing else.
+
+    Two neighbours merge only when both are plain text of the same kind (thought or not)
+    and neither carries a thought signature: a signed part is kept exactly as it came.
+    """
+    merged: list[types.Part] = []
+    for part in parts:
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and _plain_text(previous)
+            and _plain_text(part)
+            and bool(previous.thought) == bool(part.thought)
+        ):
+            merged[-1] = previous.model_copy(
+                update={"text": (previous.text or "") + (part.text or "")}
+            )
+            continue
+        merged.append(part)
+    return merged
+
+
+def _plain_text(part: types.Part) -> bool:
+    fields = part.model_dump(exclude_none=True)
+    fields.pop("thought", None)
+    return set(fields) == {"text"}
+
+
+def to_contents(messages: list[ChatMessage]) -> tuple[str | None, list[types.Content]]:
+    """The history as Gemini contents; the system messages become the system instruction."""
+    system: list[str] = []
+    contents: list[types.Content] = []
+    call_ids: set[str] = set()  # ids the model gave its calls in the latest model turn
+    for message in messages:
+        if message.role == "system":
+            system.append(message.content)
+        elif message.role == "user":
+            contents.append(types.Content(role="user", parts=[types.Part(text=message.content)]))
+        elif message.role == "assistant":
+            content = own_content(message.raw)
+            if content is None:
+                parts: list[types.Part] = []
+                if message.content:
+                    parts.append(types.Part(text=message.content))
+                for call in message.tool_calls:
+                    function_call = types.FunctionCall(name=call.name, args=call.arguments)
+                    if not call.id.startswith(GENERATED_ID_PREFIX):
+                        function_call.id = call.id
+                    parts.append(types.Part(function_call=function_call))
+                content = types.Content(role="model", parts=parts or [types.Part(text="")])
+            call_ids = {
+                p.function_call.id
+                for p in content.parts or []
+                if p.function_call is not None and p.function_call.id
+            }
+            contents.append(content)
+        elif message.role == "tool":
+            response = {"error": message.error} if message.error else {"output": message.content}
+            function_response = types.FunctionResponse(name=message.name or "", response=response)
+            if message.tool_call_id and message.tool_call_id in call_ids:
+                function_response.id = message.tool_call_id
+            part = types.Part(function_response=function_response)
+            previous = contents[-1] if contents else None
+            if (
+                previous is not None
+                and previous.role == "user"
+                and previous.parts
+                and all(p.function_response is not None for p in previous.parts)
+            ):
+                previous.parts.append(part)
+            else:
+                contents.append(types.Content(role="user", parts=[part]))
+    return ("\n\n".join(system) or None), contents
+
+
+def own_content(raw: Any) -> types.Content | None:
+    """A model turn this planner produced earlier (``TurnEnd.raw``), as it was."""
+    if isinstance(raw, types.Content):
+        return raw if raw.role == "model" else None
+    if isinstance(raw, dict) and raw.get("role") == "model" and "parts" in raw:
+        try:  # a JSON dump (bytes as base64) or a Python dump (bytes as bytes)
+            return types.Content.model_validate_json(json.dumps(raw))
+        except TypeError:
+            return types.Content.model_validate(raw)
+        except ValueError:
+            return None
+    return None
+
+
+def _planner_message(name: str, error: RemoteError) -> str:
+    return f"The planner '{name}' failed: {error}"

@@ -1,0 +1,65 @@
+"""The compact two-tool agent: a whole-audio caption first, then caption or free questions
+to an audio model within a small budget; the final action is a JSON object."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from agent import events as ev
+from agent.planners.base import ChatMessage, PlannerError, ToolCallRequest
+from agent.run import CallOutcome, RunContext, TurnOutcome
+from agent.strategies.audio_views import AskAudioTool, CaptionTool
+from agent.strategies.base import final_from_json
+
+SYSTEM = """You answer questions about an audio recording you cannot hear. You have two tools:
+- caption: a detailed description of the whole recording (optionally with a focus);
+- ask_audio: ask an audio model any question about the recording.
+The caption has already been made; its result follows. You may call either tool, at most \
+{budget} calls in all (the caption counts). When you are ready, reply with only a JSON object:
+{{"answer": "<your answer>", "reasoning": "<a short summary of the evidence>"}}
+{choice_rule}"""
+
+CHOICE_RULE = "The answer must be exactly the text of one of the choices."
+FORCE = (
+    "The tool budget is spent. Reply now with only the JSON object "
+    '{"answer": "...", "reasoning": "..."}.'
+)
+
+
+class CaptionFirst:
+    name = "caption_first"
+    default_budget = 4
+
+    async def run(self, ctx: RunContext) -> AsyncIterator[ev.Event]:
+        views = [CaptionTool(ctx.req.tools), AskAudioTool(ctx.req.tools)]
+        system = SYSTEM.format(
+            budget=ctx.budget, choice_rule=CHOICE_RULE if ctx.req.choices else ""
+        )
+        messages = ctx.base_messages(system=system)
+        first = ToolCallRequest(ctx.new_call_id("caption"), "caption", {})
+        messages.append(ChatMessage("assistant", "", tool_calls=[first]))
+        outcomes: list[CallOutcome] = []
+        async for event in ctx.call_tools([first], outcomes, tools=views):
+            yield event
+        messages.extend(ctx.result_messages(outcomes))
+        specs = ctx.specs(views)
+        for _ in range(ctx.budget + 3):
+            force = ctx.calls_left == 0
+            turn = TurnOutcome()
+            async for event in ctx.turn(messages, specs, turn, force=force):
+                yield event
+            if turn.requests and turn.final is None:
+                messages.append(
+                    ChatMessage("assistant", turn.text, tool_calls=turn.requests, raw=turn.raw)
+                )
+                outcomes = []
+                async for event in ctx.call_tools(turn.requests, outcomes, tools=views):
+                    yield event
+                messages.extend(ctx.result_messages(outcomes))
+                if ctx.calls_left == 0:
+                    messages.append(ChatMessage("user", FORCE))
+                continue
+            final = turn.final or final_from_json(turn.text)
+            yield await ctx.make_answer(turn.text, final, forced=force)
+            return
+        raise PlannerError("The planner did not give its final JSON answer.", kind="no_answer")

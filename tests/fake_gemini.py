@@ -1,0 +1,330 @@
+"""A small stand-in for the Gemini REST API, close enough for the official ``google-genai`` SDK.
+
+Serves ``POST /{version}/models/{model}:generateContent`` and ``:streamGenerateContent``
+(``?alt=sse``: one ``data: {json}`` event per chunk), the Files API's resumable upload
+(``POST /upload/{version}/files``: ``start``, then ``upload, finalize`` at the URL handed out
+in ``x-goog-upload-url``), ``GET`` and ``DELETE /{version}/files/{id}``. Every request is
+recorded; generate calls play scripted replies in order (text, thought and function-call
+parts, usage metadata, or a Google-style error status).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+# -- scripted replies ------------------------------------------------------------------------
+
+
+def _signed(part: dict[str, Any], signature: bytes | None) -> dict[str, Any]:
+    if signature is not None:  # the API sends standard base64
+        part["thoughtSignature"] = base64.b64encode(signature).decode()
+    return part
+
+
+def text(value: str, signature: bytes | None = None) -> dict[str, Any]:
+    return _signed({"text": value}, signature)
+
+
+def thought(value: str, signature: bytes | None = None) -> dict[str, Any]:
+    return _signed({"text": value, "thought": True}, signature)
+
+
+def call(
+    name: str,
+    args: dict[str, Any] | None = None,
+    *,
+    call_id: str | None = None,
+    signature: bytes | None = None,
+) -> dict[str, Any]:
+    function_call: dict[str, Any] = {"name": name, "args": args or {}}
+    if call_id is not None:
+        function_call["id"] = call_id
+    return _signed({"functionCall": function_call}, signature)
+
+
+def usage(prompt: int, candidates: int, thoughts: int = 0, audio: int = 0) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": candidates,
+        "totalTokenCount": prompt + candidates + thoughts,
+    }
+    if thoughts:
+        meta["thoughtsTokenCount"] = thoughts
+    if audio:
+        meta["promptTokensDetails"] = [
+            {"modality": "AUDIO", "tokenCount": audio},
+            {"modality": "TEXT", "tokenCount": prompt - audio},
+        ]
+    return meta
+
+
+@dataclass
+class Reply:
+    """One scripted answer to a generate call: chunks to stream, or an error status."""
+
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    status: int = 200
+    error: dict[str, Any] | None = None
+
+    def merged(self) -> dict[str, Any]:
+        """The chunks as one non-streamed GenerateContentResponse."""
+        parts: list[dict[str, Any]] = []
+        out: dict[str, Any] = {"modelVersion": "fake"}
+        finish = None
+        for chunk in self.chunks:
+            for candidate in chunk.get("candidates", []):
+                parts.extend(candidate.get("content", {}).get("parts", []))
+                finish = candidate.get("finishReason", finish)
+            if "usageMetadata" in chunk:
+                out["usageMetadata"] = chunk["usageMetadata"]
+            if "promptFeedback" in chunk:
+                out["promptFeedback"] = chunk["promptFeedback"]
+        candidate = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        out["candidates"] = [candidate]
+        return out
+
+
+def turn(*parts: dict[str, Any], meta: dict[str, Any] | None = None, finish: str = "STOP") -> Reply:
+    """A model turn streamed one part per chunk; usage and finish reason on the last chunk."""
+    chunks = []
+    for index, part in enumerate(parts or [text("")]):
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
+        chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": "fake"}
+        if index == len(parts) - 1 or not parts:
+            candidate["finishReason"] = finish
+            if meta is not None:
+                chunk["usageMetadata"] = meta
+        chunks.append(chunk)
+    return Reply(chunks=chunks)
+
+
+def error(status: int, message: str, *, details: list[dict[str, Any]] | None = None) -> Reply:
+    body: dict[str, Any] = {
+        "code": status,
+        "message": message,
+        "status": STATUS_NAMES.get(status, "UNKNOWN"),
+    }
+    if details:
+        body["details"] = details
+    return Reply(status=status, error={"error": body})
+
+
+def invalid_key(key: str) -> Reply:
+    """What Google answers for a wrong key (400, reason API_KEY_INVALID)."""
+    return error(
+        400,
+        f"API key not valid. Please pass a valid API key. (got {key})",
+        details=[
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com",
+            }
+        ],
+    )
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    @property
+    def raw_json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+    @property
+    def json(self) -> Any:
+        """The body as the API reads it: field names in either case, as lowerCamelCase."""
+        return proto_json(self.raw_json)
+
+
+# Fields holding free-form JSON (protobuf Struct): their keys are data, never renamed.
+_STRUCT_FIELDS = {"args", "response", "parametersJsonSchema", "responseJsonSchema"}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def proto_json(value: Any) -> Any:
+    """Protobuf's JSON parser accepts ``snake_case`` and ``lowerCamelCase`` field names alike
+    (the SDK sends some nested fields in snake case); normalise to camel case."""
+    if isinstance(value, list):
+        return [proto_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        name = _camel(key)
+        out[name] = item if name in _STRUCT_FIELDS else proto_json(item)
+    return out
+
+
+class FakeGemini:
+    """``app`` is the ASGI app; ``queue`` scripts replies; ``requests`` records everything."""
+
+    def __init__(self, *, processing_polls: int = 0) -> None:
+        self.requests: list[Recorded] = []
+        self.replies: deque[Reply] = deque()
+        self.files: dict[str, dict[str, Any]] = {}  # id -> resource
+        self.uploaded: dict[str, bytes] = {}  # id -> bytes received
+        self.deleted: list[str] = []
+        self.processing_polls = processing_polls  # GETs that still say PROCESSING
+        self._polls: dict[str, int] = {}
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.app = self._build()
+
+    def queue(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    @property
+    def generate_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if "/models/" in r.path]
+
+    def _next_reply(self) -> Reply:
+        with self._lock:
+            if self.replies:
+                return self.replies.popleft()
+        return error(400, "fake Gemini server: no scripted reply left")
+
+    async def _record(self, request: Request) -> Recorded:
+        recorded = Recorded(
+            method=request.method,
+            path=request.url.path,
+            query=dict(request.query_params),
+            headers={k.lower(): v for k, v in request.headers.items()},
+            body=await request.body(),
+        )
+        with self._lock:
+            self.requests.append(recorded)
+        return recorded
+
+    def _build(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.post("/{version}/models/{target}")
+        async def generate(version: str, target: str, request: Request) -> Response:
+            await self._record(request)
+            _, _, method = target.partition(":")
+            reply = self._next_reply()
+            if reply.error is not None:
+                return JSONResponse(reply.error, status_code=reply.status)
+            if method == "streamGenerateContent":
+                if request.query_params.get("alt") != "sse":
+                    return JSONResponse(reply.chunks)  # a JSON array, without ?alt=sse
+
+                async def events():  # type: ignore[no-untyped-def]
+                    for chunk in reply.chunks:
+                        yield f"data: {json.dumps(chunk)}\r\n\r\n".encode()
+
+                return StreamingResponse(events(), media_type="text/event-stream")
+            if method == "generateContent":
+                return JSONResponse(reply.merged())
+            return JSONResponse(error(404, f"unknown method {method}").error, status_code=404)
+
+        @app.post("/upload/{version}/files")
+        async def upload(version: str, request: Request) -> Response:
+            recorded = await self._record(request)
+            command = recorded.headers.get("x-goog-upload-command", "")
+            if command == "start":
+                upload_id = f"up{next(self._ids)}"
+                meta = (recorded.json or {}).get("file", {})
+                self._pending[upload_id] = {
+                    "mime": recorded.headers.get("x-goog-upload-header-content-type")
+                    or meta.get("mimeType"),
+                    "size": int(recorded.headers.get("x-goog-upload-header-content-length", 0)),
+                    "display": meta.get("displayName"),
+                    "data": b"",
+                }
+                url = f"{str(request.base_url).rstrip('/')}/upload/{version}/files"
+                return Response(
+                    headers={
+                        "x-goog-upload-url": f"{url}?upload_id={upload_id}"
+                        "&upload_protocol=resumable",
+                        "x-goog-upload-status": "active",
+                    }
+                )
+            upload_id = recorded.query.get("upload_id", "")
+            pending = self._pending.get(upload_id)
+            if pending is None or "upload" not in command:
+                return JSONResponse(error(400, "bad upload").error, status_code=400)
+            offset = int(recorded.headers.get("x-goog-upload-offset", 0))
+            if offset != len(pending["data"]):
+                return JSONResponse(error(400, "wrong offset").error, status_code=400)
+            pending["data"] += recorded.body
+            if "finalize" not in command:
+                return Response(headers={"x-goog-upload-status": "active"})
+            del self._pending[upload_id]
+            file_id = f"file{next(self._ids)}abc"
+            base = str(request.base_url).rstrip("/")
+            resource = {
+                "name": f"files/{file_id}",
+                "mimeType": pending["mime"],
+                "sizeBytes": str(len(pending["data"])),
+                "createTime": "2025-01-01T00:00:00.000000Z",
+                "updateTime": "2025-01-01T00:00:00.000000Z",
+                "expirationTime": "2025-01-03T00:00:00.000000Z",
+                "uri": f"{base}/{version}/files/{file_id}",
+                "state": "PROCESSING" if self.processing_polls else "ACTIVE",
+                "source": "UPLOADED",
+            }
+            if pending["display"]:
+                resource["displayName"] = pending["display"]
+            self.files[file_id] = resource
+            self.uploaded[file_id] = pending["data"]
+            self._polls[file_id] = self.processing_polls
+            return JSONResponse({"file": resource}, headers={"x-goog-upload-status": "final"})
+
+        @app.get("/{version}/files/{file_id}")
+        async def get_file(version: str, file_id: str, request: Request) -> Response:
+            await self._record(request)
+            resource = self.files.get(file_id)
+            if resource is None:
+                return JSONResponse(error(404, "no such file").error, status_code=404)
+            if self._polls.get(file_id, 0) > 0:  # still PROCESSING for this many polls
+                self._polls[file_id] -= 1
+            else:
+                resource["state"] = "ACTIVE"
+            return JSONResponse(resource)
+
+        @app.delete("/{version}/files/{file_id}")
+        async def delete_file(version: str, file_id: str, request: Request) -> Response:
+            await self._record(request)
+            if self.files.pop(file_id, None) is None:
+                return JSONResponse(error(404, "no such file").error, status_code=404)
+            self.deleted.append(f"files/{file_id}")
+            return JSONResponse({})
+
+        return app
