@@ -264,7 +264,7 @@ def tag(samples: np.ndarray, *, top_k: int = 5) -> SoundTags:
     names = _class_names()
     order = np.argsort(-mean)[: max(0, top_k)]
     return SoundTags(
-        labels=[(names[i], float(mean[i])) for i in order],
+        labels=[(names[i], round(float(mean[i]), 4)) for i in order],
         frames=frames,
         patch_times=times,
     )
@@ -289,7 +289,7 @@ def events(
                 j += 1
             start, end = tags.patch_times[i][0], tags.patch_times[j][1]
             if end - start >= min_duration:
-                peak = float(tags.frames[i : j + 1, label_idx].max())
+                peak = round(float(tags.frames[i : j + 1, label_idx].max()), 4)
                 found.append(SoundEvent(names[label_idx], start, end, peak))
             i = j + 1
     return sorted(found, key=lambda e: (e.start, -e.peak_score, e.label))

@@ -365,9 +365,9 @@ def describe(kind: str, evidence: Evidence) -> str:
     if evidence.labels:
         top = sorted(evidence.labels, key=lambda x: -x[1])[:3]
         parts.append("The main sounds are " + ", ".join(f"{lbl} ({s:.2f})" for lbl, s in top) + ".")
-    if evidence.music:
+    if evidence.music and evidence.music.get("tempo_bpm"):
         m = evidence.music
-        parts.append(f"Tempo about {m.get('tempo_bpm', 0):.0f} BPM, key {m.get('key', '?')}.")
+        parts.append(f"Tempo about {m['tempo_bpm']:.0f} BPM, key {m.get('key') or 'unclear'}.")
     if evidence.signal:
         s = evidence.signal
         parts.append(

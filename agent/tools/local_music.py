@@ -31,15 +31,20 @@ class MusicTool:
         facts = await asyncio.to_thread(music.analyze, ctx.samples)
         beats = [round(float(b), 2) for b in facts.beat_times]
         lines = [
-            f"Tempo: about {facts.tempo_bpm:.1f} BPM ({len(beats)} beats found).",
+            f"Tempo: about {facts.tempo_bpm:.1f} BPM ({len(beats)} beats found)."
+            if facts.tempo_bpm
+            else "Tempo: no steady beat found.",
             f"Key: {facts.key} (template correlation {facts.key_confidence:.2f}; "
-            "below 0.5 the key is uncertain).",
+            "below 0.5 the key is uncertain)."
+            if facts.key
+            else "Key: no tonal content to estimate a key from.",
+            "Trust these only if the recording contains music (ask sound_events).",
         ]
         data: dict[str, Any] = {
-            "tempo_bpm": round(float(facts.tempo_bpm), 1),
+            "tempo_bpm": round(float(facts.tempo_bpm), 1) if facts.tempo_bpm else None,
             "beats": beats[:400],
             "key": facts.key,
-            "key_confidence": round(float(facts.key_confidence), 3),
+            "key_confidence": round(float(facts.key_confidence or 0.0), 3),
         }
         if arguments.get("notes"):
             notes = await asyncio.to_thread(music.notes, ctx.samples)
