@@ -132,7 +132,7 @@ class OfflinePlanner:
                 yield TextDelta(chunk)
             if wanted:
                 for name in wanted:
-                    yield self._call(name)
+                    yield self._call(name, _arguments_for(name, qtype, situation))
                 return
         if not force_answer:
             follow_up = await asyncio.to_thread(
@@ -304,6 +304,13 @@ class OfflinePlanner:
             chosen = candidates[0] if candidates else ""
             why = "Neither candidate has more support; keeping the first."
         return json.dumps({"answer": chosen, "rationale": why})
+
+
+def _arguments_for(name: str, qtype: QuestionType, situation: Situation) -> dict[str, Any]:
+    """Speech-to-text on a question about what is said gets the choices' words as hints."""
+    if name == "transcribe" and qtype.kind == "speech_content" and situation.choices:
+        return {"prompt": ", ".join(situation.choices)}
+    return {}
 
 
 def read_situation(messages: list[ChatMessage]) -> Situation:

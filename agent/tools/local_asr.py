@@ -24,7 +24,12 @@ class TranscribeTool:
             "word_timestamps": {
                 "type": "boolean",
                 "description": "Also return per-word timings (slower).",
-            }
+            },
+            "prompt": {
+                "type": "string",
+                "description": "Words the speech may contain (names, terms, answer options); "
+                "helps with short or unclear speech.",
+            },
         },
     }
     local = True
@@ -38,8 +43,9 @@ class TranscribeTool:
         from agent.local_models import whisper_asr
 
         words = bool(arguments.get("word_timestamps", False))
+        prompt = str(arguments.get("prompt") or "").strip() or None
         transcript = await asyncio.to_thread(
-            whisper_asr.transcribe, ctx.samples, word_timestamps=words
+            whisper_asr.transcribe, ctx.samples, word_timestamps=words, initial_prompt=prompt
         )
         segments = [
             {"start": round(s.start, 2), "end": round(s.end, 2), "text": s.text.strip()}

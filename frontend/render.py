@@ -1,0 +1,459 @@
+"""Pure functions from run events to chat messages and trace tables.
+
+The UI uses the same functions while a run streams (on the events seen so far) and when a
+stored conversation is reopened (on the events read back from the database), so a live answer
+and a reopened one look the same. Nothing here talks to Gradio, the service or the database:
+messages are plain dicts in the shape ``gr.Chatbot`` accepts (``role``, ``content`` and, for the
+collapsible panels, ``metadata`` with ``title``/``status``/``duration``/``log``/``id``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, assert_never
+
+from agent import events as ev
+from backend.service import MessageView
+
+Message = dict[str, Any]
+
+TRACE_COLUMNS = ["tool", "model", "time (s)", "cached", "error", "tokens", "cost ($)"]
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
+
+
+def md_escape(text: str) -> str:
+    """Show tool and error text literally: escape the characters Markdown would act on."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+# ---------------------------------------------------------------------------------- user
+
+
+def render_user(question: str, choices: Sequence[str] = (), audio: str | None = None) -> Message:
+    """The person's question, its answer choices (if any) and the audio, when it is new."""
+    parts = [question.strip()]
+    if choices:
+        parts.append("\n".join(f"- {md_escape(c)}" for c in choices))
+    if audio:
+        parts.append(f"🎧 {md_escape(audio)}")
+    return {"role": "user", "content": "\n\n".join(parts)}
+
+
+def audio_label(name: str, duration_s: float | None = None) -> str:
+    label = name or "recording"
+    if duration_s is not None:
+        label += f" ({duration_s:.1f} s)"
+    return label
+
+
+# ---------------------------------------------------------------------------------- runs
+
+
+@dataclass
+class _Turn:
+    turn: int
+    started: datetime  # when the planner was asked (the event before its first delta)
+    parts: list[str] = field(default_factory=list)  # the visible text
+    thinking: list[str] = field(default_factory=list)  # a reasoning model's own thinking
+    step: str | None = None  # the strategy's step ("plan 1", "answer" ...)
+    thought: ev.Thought | None = None
+
+
+@dataclass
+class _Call:
+    call: ev.ToolCall
+    result: ev.ToolResultEvent | None = None
+
+
+@dataclass
+class _RunState:
+    """The events of one run folded into what is shown, in the order it first appeared."""
+
+    order: list[tuple[str, Any]] = field(default_factory=list)
+    turns: dict[int, _Turn] = field(default_factory=dict)
+    calls: dict[str, _Call] = field(default_factory=dict)
+    started: ev.RunStarted | None = None
+    answer: ev.Answer | None = None
+    finished: ev.RunFinished | None = None
+    failed: ev.RunFailed | None = None
+    last_at: datetime | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.finished is not None or self.failed is not None
+
+
+def _fold(events: Sequence[ev.Event]) -> _RunState:
+    state = _RunState()
+    for event in events:
+        _apply(state, event)
+        state.last_at = event.at
+    return state
+
+
+def _apply(state: _RunState, event: ev.Event) -> None:
+    if isinstance(event, ev.RunStarted):
+        state.started = event
+    elif isinstance(event, ev.PlannerDelta):
+        turn = _turn(state, event.turn, event.at)
+        (turn.thinking if event.kind == "reasoning" else turn.parts).append(event.text)
+        turn.step = turn.step or event.step
+    elif isinstance(event, ev.Thought):
+        turn = _turn(state, event.turn, event.at)
+        turn.thought = event
+        turn.step = turn.step or event.step
+    elif isinstance(event, ev.ToolCall):
+        state.calls[event.call_id] = _Call(event)
+        state.order.append(("call", event.call_id))
+    elif isinstance(event, ev.ToolResultEvent):
+        entry = state.calls.get(event.call_id)
+        if entry is None:  # a result without its call: show it anyway
+            call = ev.ToolCall(
+                run_id=event.run_id, seq=event.seq, at=event.at, call_id=event.call_id,
+                tool=event.tool,
+            )  # fmt: skip
+            entry = state.calls[event.call_id] = _Call(call)
+            state.order.append(("call", event.call_id))
+        entry.result = event
+    elif isinstance(event, ev.Verification):
+        state.order.append(("verification", event))
+    elif isinstance(event, ev.DocumentUpdate):
+        state.order.append(("document", event))
+    elif isinstance(event, ev.Answer):
+        state.answer = event
+        state.order.append(("answer", None))
+    elif isinstance(event, ev.RunFinished):
+        state.finished = event
+        if state.answer is None:
+            state.order.append(("answer", None))
+    elif isinstance(event, ev.RunFailed):
+        state.failed = event
+        state.order.append(("failed", event))
+    else:
+        assert_never(event)
+
+
+def _turn(state: _RunState, turn: int, at: datetime) -> _Turn:
+    if turn not in state.turns:
+        state.turns[turn] = _Turn(turn, started=state.last_at or at)
+        state.order.append(("turn", turn))
+    return state.turns[turn]
+
+
+def render_run(events: Sequence[ev.Event]) -> list[Message]:
+    """Chat messages for one run's events (all of them, or those seen so far while streaming).
+
+    One collapsible "Reasoning" panel per planner turn and one panel per tool call (status
+    "pending" until its end, then "done" with the duration), then the answer as a normal
+    message with a footnote of calls, time, tokens and cost; a failed run ends with a clear
+    error message.
+    """
+    state = _fold(events)
+    run_id = events[0].run_id if events else ""
+    messages: list[Message] = []
+    for kind, key in state.order:
+        if kind == "turn":
+            message = _reasoning_message(state, state.turns[key], run_id)
+        elif kind == "call":
+            message = _tool_message(state, state.calls[key], run_id)
+        elif kind == "verification":
+            message = _verification_message(key, run_id)
+        elif kind == "document":
+            message = _document_message(key, run_id)
+        elif kind == "answer":
+            message = _answer_message(state)
+        else:
+            message = _failed_message(key)
+        if message is not None:
+            messages.append(message)
+    if state.started is not None and not state.ended and not _anything_pending(state):
+        label = state.started.planner_label or state.started.planner
+        messages.append(_panel(f"⏳ {label}", "Working…", "pending", ident=f"{run_id}:working"))
+    return messages
+
+
+def _anything_pending(state: _RunState) -> bool:
+    return any(t.thought is None for t in state.turns.values()) or any(
+        c.result is None for c in state.calls.values()
+    )
+
+
+def _panel(
+    title: str,
+    content: str,
+    status: str,
+    *,
+    ident: str,
+    duration: float | None = None,
+    log: str | None = None,
+) -> Message:
+    metadata: dict[str, Any] = {"title": title, "status": status, "id": ident}
+    if duration is not None:
+        metadata["duration"] = round(max(duration, 0.0), 2)
+    if log:
+        metadata["log"] = log
+    return {"role": "assistant", "content": content, "metadata": metadata}
+
+
+def _reasoning_message(state: _RunState, turn: _Turn, run_id: str) -> Message | None:
+    if turn.thought is not None:
+        text, thinking = turn.thought.text, turn.thought.reasoning
+    else:
+        text, thinking = "".join(turn.parts), "".join(turn.thinking)
+    done = turn.thought is not None or state.ended
+    if done and not text.strip() and not thinking.strip():
+        return None
+    parts = []
+    if thinking.strip():  # a reasoning model's own thinking, set apart as a quote
+        parts.append("\n".join(f"> {line}" for line in md_escape(thinking.strip()).splitlines()))
+    if text.strip():
+        parts.append(md_escape(text.strip()))
+    duration = None
+    if turn.thought is not None:
+        duration = (turn.thought.at - turn.started).total_seconds()
+    return _panel(
+        "💭 Reasoning",
+        "\n\n".join(parts) or "…",
+        "done" if done else "pending",
+        ident=f"{run_id}:turn:{turn.turn}",
+        duration=duration,
+        log=f"turn {turn.turn}" + (f" · {turn.step}" if turn.step else ""),
+    )
+
+
+def tool_title(tool: str, model: str | None) -> str:
+    return f"🔧 {tool} · {model}" if model else f"🔧 {tool}"
+
+
+def _arguments_md(arguments: Mapping[str, Any]) -> str:
+    if not arguments:
+        return "**Arguments:** none (defaults)"
+    text = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    if len(text) <= 80:
+        return f"**Arguments:** `{text}`"
+    pretty = json.dumps(arguments, ensure_ascii=False, sort_keys=True, indent=2)
+    return f"**Arguments:**\n```json\n{pretty}\n```"
+
+
+def _tool_message(state: _RunState, entry: _Call, run_id: str) -> Message:
+    call, result = entry.call, entry.result
+    parts = [_arguments_md(call.arguments)]
+    log = None
+    if result is None:
+        if state.ended:
+            parts.append("⚠️ **No result:** the run ended before this call finished.")
+            status, log = "done", "no result"
+        else:
+            parts.append("_Running…_")
+            status = "pending"
+        return _panel(
+            tool_title(call.tool, call.model), "\n\n".join(parts), status,
+            ident=f"{run_id}:call:{call.call_id}", log=log,
+        )  # fmt: skip
+    if result.error:
+        parts.append(f"⚠️ **Error:** {md_escape(result.error)}")
+        log = "⚠️ failed"
+    if result.output.strip():
+        parts.append("**Output:**\n\n" + md_escape(result.output.strip()))
+    elif not result.error:
+        parts.append("**Output:** _(empty)_")
+    if result.cached:
+        parts.append("_Served from the cache: an identical call was made before._")
+        log = "cached" if log is None else f"{log} · cached"
+    return _panel(
+        tool_title(call.tool, call.model),
+        "\n\n".join(parts),
+        "done",
+        ident=f"{run_id}:call:{call.call_id}",
+        duration=result.duration_s,
+        log=log,
+    )
+
+
+def _verification_message(event: ev.Verification, run_id: str) -> Message:
+    lines = []
+    if event.question:
+        lines += [f"**Question:** {md_escape(event.question)}", ""]
+    lines += [f"- **{md_escape(name)}:** {md_escape(text)}" for name, text in event.answers.items()]
+    lines += ["", f"**Agreement:** {'yes' if event.agreement else 'no'}"]
+    if event.resolution:
+        lines += ["", f"**Resolution:** {md_escape(event.resolution)}"]
+    return _panel(
+        f"⚖️ Cross-check of {event.scope}: " + ", ".join(event.compared),
+        "\n".join(lines),
+        "done",
+        ident=f"{run_id}:verification:{event.seq}",
+        log="agree" if event.agreement else "disagree",
+    )
+
+
+def _document_message(event: ev.DocumentUpdate, run_id: str) -> Message:
+    return _panel(
+        f"📝 Working document · iteration {event.iteration}",
+        md_escape(event.text.strip()) or "_(empty)_",
+        "done",
+        ident=f"{run_id}:document:{event.seq}",
+        log=event.note or None,
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def footnote(
+    finished: ev.RunFinished, planner_label: str = "", confidence: float | None = None
+) -> str:
+    """One line: calls, time, tokens and cost of a finished run."""
+    tokens = finished.input_tokens + finished.output_tokens
+    token_text = f"{tokens:,} tokens"
+    if tokens:
+        token_text += f" ({finished.input_tokens:,} in · {finished.output_tokens:,} out)"
+    parts = [
+        _plural(finished.calls, "tool call"),
+        f"{finished.wall_s:.1f} s",
+        token_text,
+        f"${finished.cost:.4f}",
+    ]
+    if confidence is not None:
+        parts.append(f"confidence {confidence:.2f}")
+    if planner_label:
+        parts.append(planner_label)
+    if finished.status == "forced":
+        parts.append("answered when the tool budget was spent")
+    elif finished.status == "cancelled":
+        parts.append("cancelled")
+    return " · ".join(parts)
+
+
+def _answer_message(state: _RunState) -> Message | None:
+    answer, finished = state.answer, state.finished
+    parts: list[str] = []
+    if answer is not None:
+        choices = state.started.choices if state.started else []
+        if answer.choice is not None:
+            parts.append(f"**Answer: {md_escape(answer.choice)}**")
+        elif choices:
+            parts.append(f"**Answer:** {md_escape(answer.text.strip())}")
+            parts.append("_(This answer does not match any of the choices.)_")
+        else:
+            parts.append(f"**Answer:** {md_escape(answer.text.strip())}")
+        rationale = answer.rationale.strip()
+        if answer.choice is None and rationale.startswith(answer.text.strip()):
+            rationale = rationale[len(answer.text.strip()) :].strip()  # said just above
+        if rationale:
+            parts.append(md_escape(rationale))
+        if answer.forced and (finished is None or finished.status != "forced"):
+            parts.append("_Answered when the tool budget was spent._")
+    if finished is not None:
+        label = state.started.planner_label if state.started else ""
+        confidence = answer.confidence if answer is not None else None
+        parts.append(f"<sub>{md_escape(footnote(finished, label, confidence))}</sub>")
+    if not parts:
+        return None
+    return {"role": "assistant", "content": "\n\n".join(parts)}
+
+
+def _failed_message(event: ev.RunFailed) -> Message:
+    if event.kind == "cancelled":
+        text = f"⏹️ **Stopped.** {md_escape(event.message)}"
+    else:
+        text = f"❌ **The run failed** ({md_escape(event.kind)}): {md_escape(event.message)}"
+    return {"role": "assistant", "content": text}
+
+
+# --------------------------------------------------------------------------- conversations
+
+
+def render_conversation(
+    views: Sequence[MessageView], audio_labels: Mapping[str, str] | None = None
+) -> list[Message]:
+    """A stored conversation: each question with the full trace of its runs, as when live.
+
+    ``audio_labels`` maps audio ids to a label ("dog.wav (5.0 s)"); the label is shown on a
+    question whose audio differs from the previous question's. Stored assistant messages
+    repeat the runs' answers, so they are only shown for a question without an answer event.
+    """
+    labels = audio_labels or {}
+    messages: list[Message] = []
+    previous_audio: str | None = None
+    answered = False
+    for view in views:
+        info = view.message
+        if info.role == "user":
+            audio = None
+            if info.audio_id and info.audio_id != previous_audio:
+                audio = labels.get(info.audio_id, "recording")
+                previous_audio = info.audio_id
+            messages.append(render_user(info.text, info.choices, audio))
+            answered = False
+            for run in view.runs:
+                messages.extend(render_run(run.events))
+                answered = answered or any(isinstance(e, ev.Answer) for e in run.events)
+        elif not answered:
+            messages.append({"role": "assistant", "content": md_escape(info.text)})
+    return messages
+
+
+# ---------------------------------------------------------------------------------- trace
+
+
+def trace_rows(events: Sequence[ev.Event]) -> list[list[str]]:
+    """One row per tool call (columns ``TRACE_COLUMNS``); a running call has empty cells."""
+    state = _fold(events)
+    rows = []
+    for kind, key in state.order:
+        if kind != "call":
+            continue
+        call, result = state.calls[key].call, state.calls[key].result
+        if result is None:
+            rows.append([call.tool, call.model or "", "running…", "", "", "", ""])
+            continue
+        tokens = result.usage.input_tokens + result.usage.output_tokens
+        rows.append(
+            [
+                call.tool,
+                call.model or "",
+                f"{result.duration_s:.2f}",
+                "yes" if result.cached else "",
+                result.error or "",
+                f"{tokens:,}",
+                f"{result.cost:.4f}",
+            ]
+        )
+    return rows
+
+
+def trace_totals(events: Sequence[ev.Event]) -> str:
+    """Totals of a run as one Markdown line (from ``run_finished`` when there is one)."""
+    state = _fold(events)
+    results = [c.result for c in state.calls.values() if c.result is not None]
+    tool_time = sum(r.duration_s for r in results)
+    errors = sum(1 for r in results if r.error)
+    cached = sum(1 for r in results if r.cached)
+    parts = [_plural(len(state.calls), "tool call")]
+    if errors:
+        parts.append(f"{errors} failed")
+    if cached:
+        parts.append(f"{cached} cached")
+    parts.append(f"tool time {tool_time:.2f} s")
+    if state.finished is not None:
+        f = state.finished
+        parts += [
+            f"wall {f.wall_s:.1f} s",
+            f"tokens {f.input_tokens:,} in · {f.output_tokens:,} out",
+            f"cost ${f.cost:.4f}",
+            f"status {f.status}",
+        ]
+    elif state.failed is not None:
+        parts.append(f"failed ({state.failed.kind})")
+    elif events:
+        parts.append("running")
+    if state.started is not None:
+        parts.append(state.started.planner_label or state.started.planner)
+    return "**Totals:** " + " · ".join(md_escape(p) for p in parts)
