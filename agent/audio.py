@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import shutil
 import threading
 import warnings
@@ -107,7 +108,10 @@ def _format_name(container_name: str, name: str) -> str:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    """FFmpeg's own words without errno and file-name noise ("[Errno 1094995529] ... '<none>'")."""
+    text = getattr(exc, "strerror", None) or str(exc).strip() or type(exc).__name__
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", text)
+    text = re.sub(r":\s*'<none>'$", "", text).strip()
     return text if len(text) < 160 else text[:157] + "..."
 
 

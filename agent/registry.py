@@ -13,6 +13,7 @@ from typing import Any, Literal
 from agent.answer import Similarity
 from agent.planners.base import Planner
 from agent.remote import ModelConfig
+from agent.strategies import STRATEGY_LABELS
 from agent.tools.base import Tool
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
@@ -221,13 +222,24 @@ class Registry:
             "planners": [e.public() for (k, _), e in self._entries.items() if k == "planner"],
             "tools": [e.public() for (k, _), e in self._entries.items() if k == "tool"],
             "presets": [dict(p) for p in self._presets],
+            "strategies": [
+                {"name": name, "label": label, "available": True}
+                for name, label in STRATEGY_LABELS.items()
+            ],
         }
 
     def entries(self, kind: Literal["planner", "tool"]) -> list[CatalogueEntry]:
         return [e for (k, _), e in self._entries.items() if k == kind]
 
+    def entry_label(self, kind: Literal["planner", "tool"], name: str) -> str:
+        entry = self._entries.get((kind, name))
+        return (entry.label or name) if entry else name
+
     def default_planner(self) -> str:
-        return next(e.name for e in self.entries("planner") if e.available)
+        available = [e.name for e in self.entries("planner") if e.available]
+        if not available:
+            raise UnavailableError("No planner is available; check the catalogue file.")
+        return available[0]
 
     def default_tools(self) -> list[str]:
         return [e.name for e in self.entries("tool") if e.available]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,6 +32,23 @@ class AskBody(BaseModel):
     tools: list[str] | None = None
     strategy: str = "react"
     budget: int | None = Field(default=None, ge=1, le=100)
+
+
+class Contender(BaseModel):
+    planner: str | None = None
+    strategy: str = "react"
+
+
+class CompareBody(AskBody):
+    contenders: list[Contender] = Field(min_length=1, max_length=8)
+
+
+def sse_frame(kind: str, data: str, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {kind}\ndata: {data}\n\n"
+
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def public_audio(info: AudioInfo) -> dict[str, Any]:
@@ -143,17 +161,45 @@ def build_router(service: AgentService) -> APIRouter:
 
         async def sse() -> AsyncIterator[str]:
             async for event in service.stream(conversation_id, request):
-                yield f"id: {event.seq}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
+                yield sse_frame(event.type, event.model_dump_json(), event.seq)
 
         return StreamingResponse(
             sse(),
             media_type="text/event-stream",
-            headers={
-                "Cache-Control": "no-cache",
-                "X-Accel-Buffering": "no",
-                "X-Run-Id": request.run_id,
-            },
+            headers={**SSE_HEADERS, "X-Run-Id": request.run_id},
         )
+
+    @router.post("/conversations/{conversation_id}/compare")
+    async def compare(conversation_id: str, body: CompareBody) -> StreamingResponse:
+        """Several planners/strategies on one question at once; events of all runs interleave
+        (each carries its run_id); a final ``summary`` event compares their answers."""
+        requests, message = service.prepare_many(
+            conversation_id,
+            AskRequest(
+                question=body.question,
+                choices=body.choices,
+                audio_id=body.audio_id,
+                tools=body.tools,
+                budget=body.budget,
+            ),
+            [(c.planner, c.strategy) for c in body.contenders],
+        )
+
+        async def sse() -> AsyncIterator[str]:
+            async for event in service.stream_many(conversation_id, requests):
+                yield sse_frame(event.type, event.model_dump_json())
+            summary = service.compare_summary([r.run_id for r in requests])
+            yield sse_frame("summary", json.dumps({"message_id": message.id, **summary.public()}))
+
+        return StreamingResponse(
+            sse(),
+            media_type="text/event-stream",
+            headers={**SSE_HEADERS, "X-Run-Ids": ",".join(r.run_id for r in requests)},
+        )
+
+    @router.get("/messages/{message_id}/summary")
+    def message_summary(message_id: str) -> dict[str, Any]:
+        return service.message_summary(message_id).public()
 
     @router.get("/runs/{run_id}")
     def run(run_id: str) -> dict[str, Any]:
@@ -180,4 +226,3 @@ def install(app: FastAPI, service: AgentService) -> None:
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=exc.status)
-

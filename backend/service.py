@@ -7,6 +7,7 @@ happens, so a run cut short is still there up to its last event.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,50 @@ class AskRequest:
     tools: list[str] | None = None
     strategy: str = "react"
     budget: int | None = None
+
+
+@dataclass
+class CompareSummary:
+    """Sibling runs of one question side by side (compare mode)."""
+
+    runs: list[dict[str, Any]]
+    votes: dict[str, int]
+    majority: str | None  # None when no answer has more votes than every other
+    agreement: bool
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, Any]]) -> CompareSummary:
+        votes: dict[str, int] = {}
+        for row in rows:
+            if row["answer"]:
+                votes[row["answer"]] = votes.get(row["answer"], 0) + 1
+        ranked = sorted(votes.items(), key=lambda kv: -kv[1])
+        majority = (
+            ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+        )
+        answered = [r for r in rows if r["answer"]]
+        agreement = len(votes) == 1 and len(answered) == len(rows)
+        return cls(rows, votes, majority, agreement)
+
+    @property
+    def headline(self) -> str:
+        n = len(self.runs)
+        if self.agreement and self.majority:
+            return f"{self.majority} (all {n} planners agree)"
+        if self.majority:
+            return f"{self.majority} (majority, {self.votes[self.majority]} of {n})"
+        return f"No majority among {n} planners: " + "; ".join(
+            f"{r['planner']}/{r['strategy']}: {r['answer'] or r['status']}" for r in self.runs
+        )
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "votes": self.votes,
+            "majority": self.majority,
+            "agreement": self.agreement,
+            "headline": self.headline,
+        }
 
 
 @dataclass
@@ -129,6 +174,16 @@ class AgentService:
     # -- asking ---------------------------------------------------------------------------
     def prepare(self, conversation_id: str, ask: AskRequest) -> tuple[RunRequest, MessageInfo]:
         """Validate a question and record it; raises ServiceError before anything streams."""
+        requests, message = self.prepare_many(conversation_id, ask, [(ask.planner, ask.strategy)])
+        return requests[0], message
+
+    def prepare_many(
+        self,
+        conversation_id: str,
+        ask: AskRequest,
+        contenders: list[tuple[str | None, str]],
+    ) -> tuple[list[RunRequest], MessageInfo]:
+        """One question for several (planner, strategy) pairs: sibling runs of one message."""
         self.conversation_or_404(conversation_id)
         question = ask.question.strip()
         if not question:
@@ -138,6 +193,14 @@ class AgentService:
             raise ServiceError("Give at least two answer choices, or none.")
         if len(choices) > 26:
             raise ServiceError("At most 26 answer choices.")
+        if not contenders:
+            raise ServiceError("Pick at least one planner.")
+        known_strategies = {s["name"] for s in self.registry.catalogue()["strategies"]}
+        for _, strategy in contenders:
+            if strategy not in known_strategies:
+                raise ServiceError(
+                    f"Unknown strategy '{strategy}'. Known: {', '.join(sorted(known_strategies))}."
+                )
         audio_id = ask.audio_id or self.latest_audio_id(conversation_id)
         if not audio_id:
             raise ServiceError("Upload or record audio first.")
@@ -145,34 +208,52 @@ class AgentService:
         if ref is None or self.store.get_audio(audio_id) is None:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
         try:
-            planner = self.registry.planner(ask.planner or self.registry.default_planner())
             tools = self.registry.tools(ask.tools)
+            planners = [
+                self.registry.planner(name or self.registry.default_planner())
+                for name, _ in contenders
+            ]
         except UnavailableError as exc:
             raise ServiceError(str(exc)) from exc
         history = self._history(conversation_id)
         message = self.store.add_message(
             conversation_id, "user", question, choices=choices, audio_id=audio_id
         )
-        request = RunRequest(
-            question=question,
-            choices=choices,
-            audio=[ref],
-            planner=planner,
-            tools=tools,
-            history=history,
-            strategy=ask.strategy,
-            budget=ask.budget or self.settings.budget,
-            tool_timeout_s=self.settings.tool_timeout_s,
-        )
-        self.store.create_run(
-            request.run_id, message.id, planner.name, ask.strategy, [t.name for t in tools]
-        )
-        return request, message
+        group_id = uuid.uuid4().hex if len(contenders) > 1 else None
+        requests = []
+        for planner, (_, strategy) in zip(planners, contenders, strict=True):
+            request = RunRequest(
+                question=question,
+                choices=choices,
+                audio=[ref],
+                planner=planner,
+                tools=tools,
+                history=history,
+                strategy=strategy,
+                budget=ask.budget or self.settings.budget,
+                tool_timeout_s=self.settings.tool_timeout_s,
+            )
+            self.store.create_run(
+                request.run_id,
+                message.id,
+                planner.name,
+                strategy,
+                [t.name for t in tools],
+                group_id=group_id,
+            )
+            requests.append(request)
+        return requests, message
 
-    async def stream(self, conversation_id: str, request: RunRequest) -> AsyncIterator[ev.Event]:
-        """Run a prepared request; every event is stored before it is yielded."""
+    async def stream(
+        self, conversation_id: str, request: RunRequest, *, answer_message: bool = True
+    ) -> AsyncIterator[ev.Event]:
+        """Run a prepared request; every event is stored before it is yielded.
+
+        ``answer_message``: add the answer as the assistant's message (compare mode adds one
+        summary message for all sibling runs instead)."""
         answer: ev.Answer | None = None
         last_seq, finished = 0, False
+        failure: tuple[str, str] = ("cancelled", "The run was stopped before it finished.")
         try:
             async for event in run_question(
                 request,
@@ -185,20 +266,88 @@ class AgentService:
                 if isinstance(event, ev.Answer):
                     answer = event
                 yield event
+        except Exception as exc:  # a bug outside the loop's own error handling
+            failure = ("internal_error", f"{type(exc).__name__}: {exc}")
+            raise
         finally:
-            if not finished:  # the client went away or the task was cancelled
+            if not finished:  # cancelled, the client went away, or the error above
                 self.store.append_event(
                     ev.RunFailed(
                         run_id=request.run_id,
                         seq=last_seq + 1,
-                        kind="cancelled",
-                        message="The run was stopped before it finished.",
+                        kind=failure[0],
+                        message=failure[1],
                     )
                 )
-        if answer is not None:
+        if answer is not None and answer_message:
             await asyncio.to_thread(
                 self.store.add_message, conversation_id, "assistant", answer.choice or answer.text
             )
+
+    async def stream_many(
+        self, conversation_id: str, requests: list[RunRequest]
+    ) -> AsyncIterator[ev.Event]:
+        """Run sibling requests at the same time; their events interleave as they happen."""
+        if len(requests) == 1:
+            async for event in self.stream(conversation_id, requests[0], answer_message=True):
+                yield event
+            return
+        queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
+
+        async def pump(request: RunRequest) -> None:
+            try:
+                async for event in self.stream(conversation_id, request, answer_message=False):
+                    await queue.put(event)
+            finally:
+                await queue.put(None)
+
+        tasks = [asyncio.create_task(pump(r)) for r in requests]
+        try:
+            remaining = len(tasks)
+            while remaining:
+                event = await queue.get()
+                if event is None:
+                    remaining -= 1
+                else:
+                    yield event
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        summary = self.compare_summary([r.run_id for r in requests])
+        await asyncio.to_thread(
+            self.store.add_message, conversation_id, "assistant", summary.headline
+        )
+
+    def compare_summary(self, run_ids: list[str]) -> CompareSummary:
+        """Each sibling run's answer, cost and time; whether they agree; the majority."""
+        rows = []
+        for run_id in run_ids:
+            info = self.store.get_run(run_id)
+            if info is None:
+                continue
+            label = self.registry.entry_label("planner", info.planner)
+            rows.append(
+                {
+                    "run_id": info.id,
+                    "planner": info.planner,
+                    "planner_label": label,
+                    "strategy": info.strategy,
+                    "answer": info.answer_choice or info.answer_text,
+                    "status": info.status,
+                    "calls": info.calls,
+                    "tokens": info.input_tokens + info.output_tokens,
+                    "cost": info.cost,
+                    "wall_s": info.wall_s,
+                }
+            )
+        return CompareSummary.from_rows(rows)
+
+    def message_summary(self, message_id: str) -> CompareSummary:
+        runs = self.store.runs_for_message(message_id)
+        if not runs:
+            raise ServiceError(f"No runs for message {message_id}.", status=404)
+        return self.compare_summary([r.id for r in runs])
 
     async def ask(self, conversation_id: str, ask: AskRequest) -> AsyncIterator[ev.Event]:
         request, _ = self.prepare(conversation_id, ask)

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.run import DEFAULT_BUDGET, DEFAULT_TOOL_TIMEOUT_S
+from agent.run import DEFAULT_TOOL_TIMEOUT_S
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -25,7 +25,7 @@ class Settings:
     config_path: Path | None = None  # catalogue TOML; default config/models.toml
     max_upload_mb: float = 200.0
     max_audio_minutes: float = 30.0
-    budget: int = DEFAULT_BUDGET
+    budget: int | None = None  # tool calls per question; None: the strategy's default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     warm_up: bool = True  # load the local models at start-up, in the background
 
@@ -40,7 +40,7 @@ class Settings:
             config_path=Path(env["AUDIO_AGENT_CONFIG"]) if env.get("AUDIO_AGENT_CONFIG") else None,
             max_upload_mb=float(env.get("AUDIO_AGENT_MAX_UPLOAD_MB", "200")),
             max_audio_minutes=float(env.get("AUDIO_AGENT_MAX_AUDIO_MINUTES", "30")),
-            budget=int(env.get("AUDIO_AGENT_BUDGET", str(DEFAULT_BUDGET))),
+            budget=int(env["AUDIO_AGENT_BUDGET"]) if env.get("AUDIO_AGENT_BUDGET") else None,
             tool_timeout_s=float(
                 env.get("AUDIO_AGENT_TOOL_TIMEOUT_S", str(DEFAULT_TOOL_TIMEOUT_S))
             ),

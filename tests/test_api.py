@@ -149,3 +149,65 @@ def test_rename_delete_conversation(api):
         assert http.delete(f"/api/conversations/{conv['id']}").status_code == 204
         assert http.get("/api/conversations").json() == []
         assert http.get(f"/api/conversations/{conv['id']}").status_code == 404
+
+
+def test_compare_runs_planners_side_by_side_and_summarises(tmp_path, tone_wav):
+    registry, _ = scripted_registry()
+    slow = ScriptedPlanner([ScriptedTurn("Slow and sure. <answer>Dog</answer>")], name="second",
+                           delay_s=0.05)  # fmt: skip
+    other = ScriptedPlanner([ScriptedTurn("<answer>Cow</answer>")], name="third")
+    registry.register(slow, kind="planner")
+    registry.register(other, kind="planner")
+    app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=registry, ui=False)
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+        conv = http.post("/api/conversations", json={}).json()
+        with open(tone_wav, "rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
+        body = {
+            "question": "What animal?",
+            "choices": ["Cat", "Dog", "Cow"],
+            "audio_id": audio_id,
+            "tools": ["fake_events"],
+            "contenders": [
+                {"planner": "scripted"},
+                {"planner": "second", "strategy": "react"},
+                {"planner": "third"},
+            ],
+        }
+        with http.stream("POST", f"/api/conversations/{conv['id']}/compare", json=body) as resp:
+            assert resp.status_code == 200, resp.read()
+            raw = read_sse(resp)
+        assert raw[-1]["event"] == "summary"
+        summary = json.loads(raw[-1]["data"])
+        events = [parse_event(json.loads(e["data"])) for e in raw[:-1]]
+        run_ids = {e.run_id for e in events}
+        assert len(run_ids) == 3
+        assert sum(e.type == "run_finished" for e in events) == 3
+        assert summary["votes"] == {"Dog": 2, "Cow": 1}
+        assert summary["majority"] == "Dog" and summary["agreement"] is False
+        assert {r["planner"] for r in summary["runs"]} == {"scripted", "second", "third"}
+
+        detail = http.get(f"/api/conversations/{conv['id']}").json()
+        user, assistant = detail["messages"]
+        assert len(user["runs"]) == 3 and len({r["group_id"] for r in user["runs"]}) == 1
+        assert assistant["text"] == "Dog (majority, 2 of 3)"
+        again = http.get(f"/api/messages/{user['id']}/summary").json()
+        assert again["votes"] == summary["votes"]
+        # each stored trace equals what was streamed for that run
+        for run_id in run_ids:
+            stored = [parse_event(e) for e in http.get(f"/api/runs/{run_id}").json()["events"]]
+            assert stored == [e for e in events if e.run_id == run_id]
+
+
+def test_compare_rejects_unknown_strategies(api, tone_wav):
+    base, _ = api
+    with httpx.Client(base_url=base) as http:
+        conv = http.post("/api/conversations", json={}).json()
+        with open(tone_wav, "rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
+        bad = http.post(
+            f"/api/conversations/{conv['id']}/compare",
+            json={"question": "q", "audio_id": audio_id,
+                  "contenders": [{"planner": "scripted", "strategy": "astrology"}]},
+        )  # fmt: skip
+        assert bad.status_code == 400 and "Unknown strategy" in bad.json()["detail"]
