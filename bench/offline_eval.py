@@ -97,7 +97,7 @@ def fsdd_items(data: Path, rng: random.Random) -> list[Item]:
 
 
 async def answer_item(
-    item: Item, registry: Registry, store: AudioStore, cache: MemoryToolCache
+    item: Item, registry: Registry, store: AudioStore, cache: MemoryToolCache, strategy: str
 ) -> Outcome:
     begun = time.monotonic()
     audio = store.add_file(item.path)
@@ -107,6 +107,7 @@ async def answer_item(
         audio=[audio],
         planner=registry.planner("offline"),
         tools=registry.tools(),
+        strategy=strategy,
     )
     outcome = Outcome(item.dataset, item.path.name, item.answer, None, False, 0.0)
     async for event in run_question(
@@ -169,7 +170,7 @@ async def main_async(args: argparse.Namespace) -> dict:
     load_begun = time.monotonic()
     outcomes = []
     for item in items:
-        outcome = await answer_item(item, registry, store, cache)
+        outcome = await answer_item(item, registry, store, cache, args.strategy)
         outcomes.append(outcome)
         if args.verbose:
             mark = "ok " if outcome.correct else "BAD"
@@ -193,6 +194,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=0, help="questions per dataset (0: all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--strategy", default="react", choices=["react", "caption_first", "refine", "evidence"]
+    )
     parser.add_argument("--json", type=Path, default=None, help="write outcomes here")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()

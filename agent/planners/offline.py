@@ -40,7 +40,13 @@ from agent.planners.offline_scoring import (
     flatten_sources,
     score_choices,
 )
-from agent.planners.question_types import DESCRIPTION, TOOLS_FOR, QuestionType, classify
+from agent.planners.question_types import (
+    DESCRIPTION,
+    TOOLS_FOR,
+    QuestionType,
+    classify,
+    tool_arguments,
+)
 
 LABEL = "Offline rule planner (not an LLM)"
 CONFIDENT_MARGIN = 0.12  # support gap between the best two choices that needs no more evidence
@@ -132,7 +138,7 @@ class OfflinePlanner:
                 yield TextDelta(chunk)
             if wanted:
                 for name in wanted:
-                    yield self._call(name, _arguments_for(name, qtype, situation))
+                    yield self._call(name, tool_arguments(name, qtype, situation.choices))
                 return
         if not force_answer:
             follow_up = await asyncio.to_thread(
@@ -304,13 +310,6 @@ class OfflinePlanner:
             chosen = candidates[0] if candidates else ""
             why = "Neither candidate has more support; keeping the first."
         return json.dumps({"answer": chosen, "rationale": why})
-
-
-def _arguments_for(name: str, qtype: QuestionType, situation: Situation) -> dict[str, Any]:
-    """Speech-to-text on a question about what is said gets the choices' words as hints."""
-    if name == "transcribe" and qtype.kind == "speech_content" and situation.choices:
-        return {"prompt": ", ".join(situation.choices)}
-    return {}
 
 
 def read_situation(messages: list[ChatMessage]) -> Situation:

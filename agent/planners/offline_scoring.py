@@ -19,6 +19,14 @@ from agent.planners.question_types import NUMBER_WORDS, number_value
 
 NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}
 KEY_NAME = re.compile(r"\b([A-G])\s*(#|♯|b|♭|sharp|flat)?\s*(major|minor|maj|min)?\b", re.I)
+NOT_A_SOURCE = {"Silence"}
+GENERIC_LABELS = {
+    "Animal", "Wild animals", "Domestic animals, pets", "Livestock, farm animals, working animals",
+    "Vehicle", "Motor vehicle (road)", "Music", "Musical instrument", "Inside, small room",
+    "Inside, large room or hall", "Outside, rural or natural", "Outside, urban or manmade",
+    "Environmental noise", "Sound effect", "Mechanisms", "Liquid", "Water", "Noise",
+    "Speech", "Human voice",
+}  # fmt: skip
 LOW_WORDS = {"male", "man", "men", "boy", "deep", "low", "masculine", "father", "husband"}
 HIGH_WORDS = {"female", "woman", "women", "girl", "child", "kid", "high", "feminine", "mother"}
 
@@ -88,6 +96,13 @@ def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
     return evidence
 
 
+def _stems(text: str) -> set[str]:
+    """Words with a plural 's' dropped, so "birds" meets "Bird" (no stop words)."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in tokens(text)} - {
+        "and", "or", "the", "of", "a",
+    }  # fmt: skip
+
+
 def normalise_numbers(words: Sequence[str]) -> list[str]:
     return [NUMBER_NAMES.get(int(w), w) if w.isdigit() and int(w) <= 20 else w for w in words]
 
@@ -111,19 +126,25 @@ def transcript_scores(
 def sound_scores(
     labels: list[tuple[str, float]], choices: Sequence[str], similarity: Similarity | None
 ) -> SourceScore:
-    top = sorted(labels, key=lambda x: -x[1])[:10]
+    # "Silence" names no sound source: zero-padded clips score it highly, and it would
+    # otherwise pull the similarity towards whichever choice sounds quietest.
+    top = sorted((x for x in labels if x[0] not in NOT_A_SOURCE), key=lambda x: -x[1])[:10]
     if not top:
         return SourceScore("sounds", [0.0] * len(choices), "no sound classes were found")
-    weights = np.array([s for _, s in top], dtype=float)
+    # Broad AudioSet parents (Animal, Vehicle ...) match many choices a little; the specific
+    # classes below them say more.
+    specificity = np.array([0.4 if label in GENERIC_LABELS else 1.0 for label, _ in top])
+    weights = np.array([s for _, s in top], dtype=float) * specificity
     weights = weights / weights.sum()
     scores = []
     for choice in choices:
-        choice_words = set(tokens(choice))
+        choice_words = _stems(choice)
         if similarity is not None:
             sims = np.clip(np.asarray(similarity(choice, [label for label, _ in top]), float), 0, 1)
         else:
             sims = np.zeros(len(top))
-        lexical = np.array([1.0 if choice_words & set(tokens(label)) else 0.0 for label, _ in top])
+        sims = sims * specificity
+        lexical = np.array([1.0 if choice_words & _stems(label) else 0.0 for label, _ in top])
         per_label = np.maximum(sims, 0.9 * lexical)
         # The best single match matters most; the weighted mean rewards consistent evidence.
         scores.append(

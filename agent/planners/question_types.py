@@ -106,4 +106,15 @@ def classify(question: str, choices: Sequence[str]) -> QuestionType:
     if not scores[best]:
         return QuestionType("general", "no keyword decides its type", TOOLS_FOR["general"])
     reason = "it mentions " + ", ".join(f"'{w}'" for w in scores[best][:3])
-    return QuestionType(best, reason, TOOLS_FOR[best])
+    tools = TOOLS_FOR[best]
+    if best == "music" and _hits(text, ("vocal", "singer", "singing", "voice", "sung")):
+        tools = (*tools, "signal_stats")  # the voice register of the singing
+    return QuestionType(best, reason, tools)
+
+
+def tool_arguments(name: str, qtype: QuestionType, choices: Sequence[str]) -> dict[str, object]:
+    """Arguments for a dispatched local tool: speech-to-text on a question about what is said
+    gets the choices' words as hints (whisper is much better on short words with them)."""
+    if name == "transcribe" and qtype.kind == "speech_content" and choices:
+        return {"prompt": ", ".join(choices)}
+    return {}

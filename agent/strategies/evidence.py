@@ -11,7 +11,7 @@ from typing import Any
 from agent import events as ev
 from agent.answer import match_choice
 from agent.planners.base import ChatMessage, FinalAnswer, ToolCallRequest
-from agent.planners.question_types import DESCRIPTION, classify
+from agent.planners.question_types import DESCRIPTION, classify, tool_arguments
 from agent.prompts import question_prompt
 from agent.run import CallOutcome, RunContext, TurnOutcome
 from agent.strategies.audio_views import audio_language_model
@@ -59,7 +59,7 @@ def dispatch(ctx: RunContext) -> tuple[str, list[ToolCallRequest], str]:
     qtype = classify(ctx.req.question, ctx.req.choices)
     by_name = {t.name: t for t in ctx.req.tools}
     requests = [
-        ToolCallRequest(ctx.new_call_id("echo"), name, {})
+        ToolCallRequest(ctx.new_call_id("echo"), name, tool_arguments(name, qtype, ctx.req.choices))
         for name in qtype.tools
         if name in by_name
     ]
