@@ -41,6 +41,22 @@ class AskRequest:
     budget: int | None = None
 
 
+def summary_row(info: RunInfo, planner_label: str) -> dict[str, Any]:
+    """One run of a comparison, from its stored totals."""
+    return {
+        "run_id": info.id,
+        "planner": info.planner,
+        "planner_label": planner_label,
+        "strategy": info.strategy,
+        "answer": info.answer_choice or info.answer_text,
+        "status": info.status,
+        "calls": info.calls,
+        "tokens": info.input_tokens + info.output_tokens,
+        "cost": info.cost,
+        "wall_s": info.wall_s,
+    }
+
+
 @dataclass
 class CompareSummary:
     """Sibling runs of one question side by side (compare mode)."""
@@ -326,21 +342,7 @@ class AgentService:
             info = self.store.get_run(run_id)
             if info is None:
                 continue
-            label = self.registry.entry_label("planner", info.planner)
-            rows.append(
-                {
-                    "run_id": info.id,
-                    "planner": info.planner,
-                    "planner_label": label,
-                    "strategy": info.strategy,
-                    "answer": info.answer_choice or info.answer_text,
-                    "status": info.status,
-                    "calls": info.calls,
-                    "tokens": info.input_tokens + info.output_tokens,
-                    "cost": info.cost,
-                    "wall_s": info.wall_s,
-                }
-            )
+            rows.append(summary_row(info, self.registry.entry_label("planner", info.planner)))
         return CompareSummary.from_rows(rows)
 
     def message_summary(self, message_id: str) -> CompareSummary:

@@ -8,7 +8,6 @@ reasoning across function calls.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -28,7 +27,8 @@ from agent.planners.base import (
     ToolSpec,
     TurnEnd,
 )
-from agent.remote import ModelConfig, RemoteError
+from agent.planners.retrying import retrying_turn
+from agent.remote import ModelConfig
 
 GENERATED_ID_PREFIX = "gemini_call_"
 
@@ -63,23 +63,10 @@ class GeminiPlanner:
         request_config = self._request_config(system, tools)
         if temperature is not None:
             request_config.temperature = temperature
-        attempt = 0
-        while True:
-            streamed_any = False
-            try:
-                async for chunk in self._stream(contents, request_config):
-                    streamed_any = True
-                    yield chunk
-                return
-            except PlannerError:
-                raise
-            except Exception as exc:
-                error = classify_error(exc, self.config)
-                # Retry only before anything reached the user; a half-streamed turn fails.
-                if streamed_any or not error.retryable or attempt + 1 >= self.config.retry.attempts:
-                    raise PlannerError(_planner_message(self.name, error), kind=error.kind) from exc
-                await asyncio.sleep(self.config.retry.delay(attempt))
-                attempt += 1
+        async for chunk in retrying_turn(
+            self.name, self.config, classify_error, lambda: self._stream(contents, request_config)
+        ):
+            yield chunk
 
     def _request_config(
         self, system: str | None, tools: list[ToolSpec]
@@ -252,7 +239,3 @@ def own_content(raw: Any) -> types.Content | None:
         except ValueError:
             return None
     return None
-
-
-def _planner_message(name: str, error: RemoteError) -> str:
-    return f"The planner '{name}' failed: {error}"

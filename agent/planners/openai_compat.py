@@ -9,7 +9,6 @@ Reasoning text that the endpoint returns separately (``reasoning_content`` or
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -22,14 +21,14 @@ from agent.openai_client import classify_error, make_client
 from agent.planners.base import (
     ChatMessage,
     PlannerChunk,
-    PlannerError,
     TextDelta,
     ToolCallRequest,
     ToolSpec,
     TurnEnd,
 )
+from agent.planners.retrying import retrying_turn
 from agent.planners.tag_protocol import format_result, parse_tool_calls, tool_instructions
-from agent.remote import ModelConfig, RemoteError
+from agent.remote import ModelConfig
 
 
 class OpenAICompatPlanner:
@@ -66,23 +65,10 @@ class OpenAICompatPlanner:
             request["temperature"] = temperature
         if self.native_tools and tools:
             request["tools"] = [spec.openai_schema() for spec in tools]
-        attempt = 0
-        while True:
-            streamed_any = False
-            try:
-                async for chunk in self._stream(request, tools):
-                    streamed_any = True
-                    yield chunk
-                return
-            except PlannerError:
-                raise
-            except Exception as exc:
-                error = classify_error(exc, self.config)
-                # Retry only before anything reached the user; a half-streamed turn fails.
-                if streamed_any or not error.retryable or attempt + 1 >= self.config.retry.attempts:
-                    raise PlannerError(_planner_message(self.name, error), kind=error.kind) from exc
-                await asyncio.sleep(self.config.retry.delay(attempt))
-                attempt += 1
+        async for chunk in retrying_turn(
+            self.name, self.config, classify_error, lambda: self._stream(request, tools)
+        ):
+            yield chunk
 
     async def _stream(
         self, request: dict[str, Any], tools: list[ToolSpec]
@@ -201,7 +187,3 @@ def _reasoning_text(delta: Any) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def _planner_message(name: str, error: RemoteError) -> str:
-    return f"The planner '{name}' failed: {error}"

@@ -19,11 +19,17 @@ from google.genai import types
 from agent.audio import to_wav_bytes
 from agent.events import Usage
 from agent.gemini_client import classify_error, make_client
-from agent.remote import ModelConfig, RemoteError, with_retries
+from agent.remote import ModelConfig, RemoteError
 from agent.tools.base import ToolContext, ToolError, ToolResult
+from agent.tools.remote_common import (
+    DEFAULT_AUDIO_PROMPT,
+    call_with_retries,
+    question_description,
+    question_parameters,
+    range_note,
+)
 from agent.tools.windows import select, time_range
 
-DEFAULT_PROMPT = "Listen to the audio and answer the question precisely. Say when you are unsure."
 DEFAULT_INLINE_LIMIT = 20 * 1024 * 1024
 REQUEST_OVERHEAD_BYTES = 4096  # JSON framing, system instruction, options
 
@@ -36,22 +42,10 @@ class GeminiAudioTool:
         self.name = config.name
         self.label = config.label or config.model
         self.model = config.model
-        self.description = config.description or (
-            f"Ask the audio-language model {config.model} (Gemini) a free-form question about "
-            "the recording (what is heard, said, sung, felt; who speaks; what happens when). "
-            "Optionally only about the range start..end seconds."
-        )
-        self.parameters: dict[str, Any] = {
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "What to ask about the audio."},
-                "start": {"type": "number", "minimum": 0, "description": "Optional start (s)."},
-                "end": {"type": "number", "minimum": 0, "description": "Optional end (s)."},
-            },
-            "required": ["question"],
-        }
+        self.description = config.description or question_description(config.model, "Gemini")
+        self.parameters: dict[str, Any] = question_parameters()
         options = config.options
-        self.system_prompt = options.get("system_prompt", DEFAULT_PROMPT)
+        self.system_prompt = options.get("system_prompt", DEFAULT_AUDIO_PROMPT)
         self.inline_limit = int(options.get("inline_limit_bytes", DEFAULT_INLINE_LIMIT))
         self.poll_s = float(options.get("file_poll_s", 1.0))
         self._client = client
@@ -69,12 +63,7 @@ class GeminiAudioTool:
         duration = len(ctx.samples) / ctx.sample_rate
         start, end = time_range(arguments, duration)
         wav = await asyncio.to_thread(to_wav_bytes, select(ctx.samples, start, end))
-        text = question
-        if start > 0 or end < duration:
-            text += (
-                f"\n\n(This audio is the part from {start:.1f} s to {end:.1f} s of a "
-                f"{duration:.1f} s recording.)"
-            )
+        text = question + range_note(start, end, duration)
         try:
             client = self.client
         except RemoteError as exc:
@@ -145,12 +134,7 @@ class GeminiAudioTool:
         return types.GenerateContentConfig(**fields)
 
     async def _retrying(self, call):  # type: ignore[no-untyped-def]
-        try:
-            return await with_retries(
-                call, self.config.retry, lambda exc: classify_error(exc, self.config)
-            )
-        except RemoteError as exc:
-            raise ToolError(str(exc)) from exc
+        return await call_with_retries(call, self.config, classify_error)
 
     async def _upload(self, client: genai.Client, wav: bytes) -> types.File:
         """Upload with the Files API and wait until the file is ACTIVE."""

@@ -17,11 +17,16 @@ import openai
 from agent.audio import to_wav_bytes
 from agent.events import Usage
 from agent.openai_client import classify_error, make_client
-from agent.remote import ModelConfig, RemoteError, with_retries
+from agent.remote import ModelConfig
 from agent.tools.base import ToolContext, ToolError, ToolResult
+from agent.tools.remote_common import (
+    DEFAULT_AUDIO_PROMPT,
+    call_with_retries,
+    question_description,
+    question_parameters,
+    range_note,
+)
 from agent.tools.windows import select, time_range, windows
-
-DEFAULT_PROMPT = "Listen to the audio and answer the question precisely. Say when you are unsure."
 
 
 class OpenAIAudioChatTool:
@@ -32,22 +37,10 @@ class OpenAIAudioChatTool:
         self.name = config.name
         self.label = config.label or config.model
         self.model = config.model
-        self.description = config.description or (
-            f"Ask the audio-language model {config.model} a free-form question about the "
-            "recording (what is heard, said, sung, felt; who speaks; what happens when). "
-            "Optionally only about the range start..end seconds."
-        )
-        self.parameters: dict[str, Any] = {
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "What to ask about the audio."},
-                "start": {"type": "number", "minimum": 0, "description": "Optional start (s)."},
-                "end": {"type": "number", "minimum": 0, "description": "Optional end (s)."},
-            },
-            "required": ["question"],
-        }
+        self.description = config.description or question_description(config.model)
+        self.parameters: dict[str, Any] = question_parameters()
         self.max_audio_s = float(config.options.get("max_audio_s", 0) or 0) or None
-        self.system_prompt = config.options.get("system_prompt", DEFAULT_PROMPT)
+        self.system_prompt = config.options.get("system_prompt", DEFAULT_AUDIO_PROMPT)
         self.client = client or make_client(config)
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
@@ -93,12 +86,7 @@ class OpenAIAudioChatTool:
         self, ctx: ToolContext, question: str, start: float, end: float, duration: float
     ) -> tuple[str, Usage, int]:
         audio = base64.b64encode(to_wav_bytes(select(ctx.samples, start, end))).decode()
-        text = question
-        if start > 0 or end < duration:
-            text += (
-                f"\n\n(This audio is the part from {start:.1f} s to {end:.1f} s of a "
-                f"{duration:.1f} s recording.)"
-            )
+        text = question + range_note(start, end, duration)
         messages: list[dict[str, Any]] = []
         if self.system_prompt:
             messages.append({"role": "system", "content": self.system_prompt})
@@ -119,12 +107,7 @@ class OpenAIAudioChatTool:
         async def call():
             return await self.client.chat.completions.create(**request)
 
-        try:
-            response = await with_retries(
-                call, self.config.retry, lambda exc: classify_error(exc, self.config)
-            )
-        except RemoteError as exc:
-            raise ToolError(str(exc)) from exc
+        response = await call_with_retries(call, self.config, classify_error)
         if not response.choices:
             raise ToolError(f"{self.model} returned no answer.")
         answer = (response.choices[0].message.content or "").strip()

@@ -17,9 +17,10 @@ import openai
 from agent.audio import to_wav_bytes
 from agent.events import Usage
 from agent.openai_client import classify_error, make_client
-from agent.remote import ModelConfig, RemoteError, with_retries
-from agent.tools.base import ToolContext, ToolError, ToolResult
+from agent.remote import ModelConfig
+from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
+from agent.tools.remote_common import call_with_retries
 from agent.tools.windows import select, windows
 
 
@@ -97,12 +98,7 @@ class RemoteTranscribeTool:
         async def call():
             return await self.client.audio.transcriptions.create(**request)
 
-        try:
-            response = await with_retries(
-                call, self.config.retry, lambda exc: classify_error(exc, self.config)
-            )
-        except RemoteError as exc:
-            raise ToolError(str(exc)) from exc
+        response = await call_with_retries(call, self.config, classify_error)
         if isinstance(response, str):  # response_format "text"
             return {"text": response.strip(), "segments": [], "language": None, "usage": Usage()}
         segments = [
