@@ -211,3 +211,40 @@ def test_compare_rejects_unknown_strategies(api, tone_wav):
                   "contenders": [{"planner": "scripted", "strategy": "astrology"}]},
         )  # fmt: skip
         assert bad.status_code == 400 and "Unknown strategy" in bad.json()["detail"]
+
+
+def test_history_survives_a_restart_and_interrupted_runs_are_closed(tmp_path, tone_wav):
+    from agent import events as ev
+    from storage import Store
+
+    registry, _ = scripted_registry()
+    settings = Settings(data_dir=tmp_path, warm_up=False)
+    app = create_app(settings, registry=registry, ui=False)
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+        conv = http.post("/api/conversations", json={}).json()
+        with open(tone_wav, "rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
+        body = {"question": "What animal?", "audio_id": audio_id, "planner": "scripted"}
+        with http.stream("POST", f"/api/conversations/{conv['id']}/ask", json=body) as r:
+            streamed = read_sse(r)
+    # a run that was still going when the server died: started, never finished
+    store = Store.open(settings.database_url)
+    message = store.add_message(conv["id"], "user", "Cut short?", audio_id=audio_id)
+    store.create_run("r" * 32, message.id, "scripted", "react", [])
+    store.append_event(
+        ev.RunStarted(run_id="r" * 32, seq=1, question="Cut short?", planner="scripted")
+    )
+    store.close()
+
+    registry2, _ = scripted_registry()
+    app = create_app(settings, registry=registry2, ui=False)
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+        titles = [c["title"] for c in http.get("/api/conversations").json()]
+        assert titles == ["What animal?"]
+        detail = http.get(f"/api/conversations/{conv['id']}").json()
+        first_run = detail["messages"][0]["runs"][0]
+        stored = http.get(f"/api/runs/{first_run['id']}").json()["events"]
+        assert [e["type"] for e in stored] == [e["event"] for e in streamed]
+        cut = http.get(f"/api/runs/{'r' * 32}").json()
+        assert cut["run"]["status"] == "failed"
+        assert cut["events"][-1]["type"] == "run_failed"
