@@ -44,7 +44,7 @@ def create_app(
     api.install(app, service)
     app.state.service = service
     if settings.warm_up:
-        threading.Thread(target=warm_up, args=(log.info,), daemon=True, name="warm-up").start()
+        threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
         return app
     from frontend.ui import build_ui
@@ -52,8 +52,18 @@ def create_app(
     return gr.mount_gradio_app(app, build_ui(service), path="/")
 
 
+def _warm_up() -> None:
+    """Load the local models in the background so the first question is not slow."""
+    timings = warm_up(log.warning)
+    total = sum(timings.values())
+    log.info("local models ready in %.1f s (%s)", total,
+             ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))  # fmt: skip
+
+
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    for noisy in ("alembic", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = Settings.from_env()
     app = create_app(settings)
     print(f"Serving on http://{settings.host}:{settings.port}", flush=True)
