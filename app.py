@@ -49,7 +49,12 @@ def create_app(
         return app
     from frontend.ui import build_ui
 
-    return gr.mount_gradio_app(app, build_ui(service), path="/")
+    return gr.mount_gradio_app(
+        app,
+        build_ui(service),
+        path="/",
+        max_file_size=int(settings.max_upload_mb * 1024 * 1024),  # refused before it is stored
+    )
 
 
 def _warm_up() -> None:
