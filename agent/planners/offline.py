@@ -184,12 +184,19 @@ class OfflinePlanner:
             return text, "transcribe", {}
         if "ask_audio" in available and "ask_audio" not in called and situation.choices:
             decision = self._score(qtype, situation, False)
+            ask = {"question": situation.question, "options": situation.choices}
+            if self._needs_hinted_transcript(qtype, situation):
+                text = (
+                    "The caption was made without the question; short speech is easily "
+                    "misheard, so I will ask again with the answer options. "
+                )
+                return text, "ask_audio", ask
             if decision.margin < CONFIDENT_MARGIN:
                 text = (
                     "The caption does not settle it (the best two choices are within "
                     f"{decision.margin:.2f}), so I will ask about the question directly. "
                 )
-                return text, "ask_audio", {"question": situation.question}
+                return text, "ask_audio", ask
         return None
 
     # -- scoring -------------------------------------------------------------------------------
@@ -259,6 +266,9 @@ class OfflinePlanner:
         else:
             sufficient = not missing_tools
         missing = [f"evidence from {t}" for t in missing_tools]
+        if self._needs_hinted_transcript(qtype, situation):
+            sufficient = False
+            missing.append("a transcript made knowing the answer options")
         reply = {
             "sufficient": sufficient,
             "missing": missing,
@@ -277,9 +287,20 @@ class OfflinePlanner:
             why += f"Still missing: {', '.join(missing)}. "
         return why + json.dumps(reply)
 
+    @staticmethod
+    def _needs_hinted_transcript(qtype: QuestionType, situation: Situation) -> bool:
+        """The caption's transcript was made without the question; short speech with known
+        options deserves a second listen that knows them."""
+        if qtype.kind != "speech_content" or not situation.choices:
+            return False
+        return not collect_evidence(situation.results).hinted_transcript
+
     def _refine_interact(self, qtype: QuestionType, situation: Situation) -> str:
         evidence = collect_evidence(situation.results)
-        if qtype.kind in ("speech_content", "speaker") and not evidence.transcript:
+        if self._needs_hinted_transcript(qtype, situation):
+            reply = {"action": "transcribe", "prompt": ", ".join(situation.choices)}
+            why = "A transcript that knows the answer options hears short words better. "
+        elif qtype.kind in ("speech_content", "speaker") and not evidence.transcript:
             reply = {"action": "transcribe"}
             why = "The question is about speech and the document has no transcript. "
         else:

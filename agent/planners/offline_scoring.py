@@ -45,6 +45,7 @@ class Evidence:
     music: dict[str, Any] | None = None
     signal: dict[str, Any] | None = None
     speech_seconds: float | None = None
+    hinted_transcript: bool = False
 
 
 SOURCE_TOOL = {
@@ -71,15 +72,16 @@ def flatten_sources(
 
 def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
     evidence = Evidence()
-    seen_text: set[str] = set()
+    plain: list[str] = []
+    hinted: list[str] = []  # transcripts made with the answer options as hints
     for tool, data in flatten_sources(tool_data):
         if data.get("_error"):
             continue
         if tool == "transcribe" or ("text" in data and "segments" in data):
             text = str(data.get("text", "")).strip()
-            if text and text not in seen_text:  # the same transcript may arrive twice
-                seen_text.add(text)
-                evidence.transcript = " ".join(filter(None, [evidence.transcript, text]))
+            bucket = hinted if data.get("prompt") else plain
+            if text and text not in bucket:  # the same transcript may arrive twice
+                bucket.append(text)
         elif tool == "sound_events":
             known = {label for label, _ in evidence.labels}
             evidence.labels += [
@@ -93,6 +95,9 @@ def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
             evidence.signal = data
         elif tool == "speech_activity":
             evidence.speech_seconds = float(data.get("speech_seconds", 0.0))
+    # Short speech is easily misheard; a transcript that knew the options wins.
+    evidence.transcript = " ".join(hinted or plain) or None
+    evidence.hinted_transcript = bool(hinted)
     return evidence
 
 

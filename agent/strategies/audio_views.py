@@ -11,9 +11,11 @@ offline planner can weigh it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
-from agent.planners.question_types import DESCRIPTION, classify
+from agent.planners.question_types import DESCRIPTION, classify, tool_arguments
+from agent.prompts import question_prompt
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 CAPTION_PROMPT = (
@@ -34,13 +36,16 @@ def audio_language_model(tools: list[Tool]) -> Tool | None:
 
 
 async def _local_sources(
-    ctx: ToolContext, tools: list[Tool], names: tuple[str, ...]
+    ctx: ToolContext,
+    tools: list[Tool],
+    names: tuple[str, ...],
+    arguments: Callable[[str], dict[str, Any]] = lambda name: {},
 ) -> list[tuple[str, ToolResult]]:
     chosen = [t for name in names for t in tools if t.name == name]
 
     async def one(tool: Tool) -> tuple[str, ToolResult]:
         try:
-            return tool.name, await ctx.run_tool(tool, {})
+            return tool.name, await ctx.run_tool(tool, arguments(tool.name))
         except Exception as exc:  # one failed source does not sink the caption
             return tool.name, ToolResult(output="", error=f"{tool.name}: {exc}")
 
@@ -99,7 +104,14 @@ class AskAudioTool:
     )
     parameters: dict[str, Any] = {
         "type": "object",
-        "properties": {"question": {"type": "string", "description": "What to ask."}},
+        "properties": {
+            "question": {"type": "string", "description": "What to ask."},
+            "options": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Answer options, if the question has them.",
+            },
+        },
         "required": ["question"],
     }
     local = True
@@ -113,10 +125,14 @@ class AskAudioTool:
         question = str(arguments.get("question") or "").strip()
         if not question:
             raise ToolError("Give a question.")
+        options = [str(o) for o in arguments.get("options") or [] if str(o).strip()]
         if self.backend is not None:
-            return await ctx.run_tool(self.backend, {"question": question})
-        qtype = classify(question, [])
-        parts = await _local_sources(ctx, self.tools, qtype.tools)
+            asked = question_prompt(question, options)
+            return await ctx.run_tool(self.backend, {"question": asked})
+        qtype = classify(question, options)
+        parts = await _local_sources(
+            ctx, self.tools, qtype.tools, lambda name: tool_arguments(name, qtype, options)
+        )
         heading = (
             "No audio-language model is enabled; for a question "
             f"{DESCRIPTION[qtype.kind]} the local tools report:"

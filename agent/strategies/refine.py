@@ -34,9 +34,10 @@ Is the document sufficient to answer the question with confidence? Reply with on
 INTERACT = """Plan one step to get the missing details. Actions:
 - "audio_qa": ask an audio model one question;
 - "recaption": describe the audio again with a focus;
-- "transcribe": a transcript of the speech with timestamps.
+- "transcribe": a transcript of the speech with timestamps (optionally with a prompt of
+  words the speech may contain).
 Reply with only JSON: {"action": "audio_qa" | "recaption" | "transcribe", \
-"question": "<for audio_qa>", "focus": "<for recaption>"}"""
+"question": "<for audio_qa>", "focus": "<for recaption>", "prompt": "<for transcribe>"}"""
 ANSWER = """Question:
 {question}
 
@@ -136,7 +137,11 @@ def _augmentation(
     action = str(plan.get("action", "audio_qa"))
     question = str(plan.get("question") or ctx.req.question)
     if action == "transcribe" and transcriber is not None:
-        arguments = {"word_timestamps": True} if transcriber.name == "transcribe" else {}
+        arguments: dict[str, Any] = (
+            {"word_timestamps": True} if transcriber.name == "transcribe" else {}
+        )
+        if plan.get("prompt") and "prompt" in transcriber.parameters.get("properties", {}):
+            arguments["prompt"] = str(plan["prompt"])
         return ToolCallRequest(ctx.new_call_id("stt"), transcriber.name, arguments), "transcript"
     if action == "transcribe":  # no speech-to-text tool enabled: ask the audio model instead
         question = "Transcribe the speech with timestamps."

@@ -66,6 +66,7 @@ class TranscribeTool:
             model=transcript.model_name,
             data={
                 "text": transcript.text.strip(),
+                "prompt": prompt,  # the hints it was given, if any
                 "language": transcript.language,
                 "segments": segments,
                 "spans": [
