@@ -17,13 +17,14 @@ from datetime import datetime
 from typing import Any, assert_never
 
 from agent import events as ev
-from backend.service import MessageView
+from backend.service import CompareSummary, MessageView, RunView
 
 Message = dict[str, Any]
 
 TRACE_COLUMNS = ["tool", "model", "time (s)", "cached", "error", "tokens", "cost ($)"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
+_ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.IGNORECASE | re.DOTALL)
 
 
 def md_escape(text: str) -> str:
@@ -343,7 +344,8 @@ def _answer_message(state: _RunState) -> Message | None:
             parts.append("_(This answer does not match any of the choices.)_")
         else:
             parts.append(f"**Answer:** {md_escape(answer.text.strip())}")
-        rationale = answer.rationale.strip()
+        # the planner's own <answer> tag is shown above as the answer
+        rationale = _ANSWER_TAG.sub("", answer.rationale).strip()
         if answer.choice is None and rationale.startswith(answer.text.strip()):
             rationale = rationale[len(answer.text.strip()) :].strip()  # said just above
         if rationale:
@@ -391,12 +393,177 @@ def render_conversation(
                 audio = labels.get(info.audio_id, "recording")
                 previous_audio = info.audio_id
             messages.append(render_user(info.text, info.choices, audio))
+            if len(view.runs) > 1:  # compare mode: each run under its heading, then a summary
+                messages.extend(render_compare(view.runs))
+                answered = True  # the summary replaces the stored headline
+                continue
             answered = False
             for run in view.runs:
                 messages.extend(render_run(run.events))
                 answered = answered or any(isinstance(e, ev.Answer) for e in run.events)
         elif not answered:
             messages.append({"role": "assistant", "content": md_escape(info.text)})
+    return messages
+
+
+# ------------------------------------------------------------------------------ compare
+
+COMPARE_COLUMNS = ["planner", "strategy", "answer", "calls", "time", "cost", "tokens"]
+
+
+def short_label(label: str) -> str:
+    """The label without its parenthesis, for narrow headings ("Offline rule planner")."""
+    return label.split(" (", 1)[0].strip() or label
+
+
+def contender_label(planner_label: str, strategy: str) -> str:
+    return f"{short_label(planner_label)} · {strategy}"
+
+
+def planner_label_of(events: Sequence[ev.Event], default: str = "") -> str:
+    started = next((e for e in events if isinstance(e, ev.RunStarted)), None)
+    if started is None:
+        return default
+    return started.planner_label or started.planner
+
+
+def summary_row(
+    events: Sequence[ev.Event],
+    *,
+    run_id: str = "",
+    planner: str = "",
+    strategy: str = "",
+    planner_label: str = "",
+) -> dict[str, Any]:
+    """One run of a comparison from its events (while they stream): the keys of the rows of
+    ``backend.service.CompareSummary``; ``status`` is "running" until the run ends. The
+    keyword arguments describe a run that has no event yet."""
+    state = _fold(events)
+    started = state.started
+    answer = state.answer
+    row: dict[str, Any] = {
+        "run_id": run_id or (events[0].run_id if events else ""),
+        "planner": started.planner if started else planner,
+        "planner_label": planner_label_of(events, planner_label or planner),
+        "strategy": started.strategy if started else strategy,
+        "answer": (answer.choice or answer.text.strip() or None) if answer else None,
+        "status": "running",
+        "calls": sum(1 for c in state.calls.values() if c.result is not None),
+        "tokens": sum(
+            e.usage.input_tokens + e.usage.output_tokens
+            for e in events
+            if isinstance(e, ev.Thought | ev.ToolResultEvent)
+        ),
+        "cost": sum(e.cost for e in events if isinstance(e, ev.Thought | ev.ToolResultEvent)),
+        "wall_s": None,
+    }
+    if state.finished is not None:
+        f = state.finished
+        row.update(status=f.status, calls=f.calls, tokens=f.input_tokens + f.output_tokens,
+                   cost=f.cost, wall_s=f.wall_s)  # fmt: skip
+    elif state.failed is not None:
+        row["status"] = "cancelled" if state.failed.kind == "cancelled" else "failed"
+        if state.last_at is not None and started is not None:
+            row["wall_s"] = (state.last_at - started.at).total_seconds()
+    return row
+
+
+def stored_summary_row(run: RunView) -> dict[str, Any]:
+    """One run of a comparison from its stored totals (a reopened conversation)."""
+    info = run.info
+    status = info.status
+    if status == "failed" and info.error_kind == "cancelled":  # stored as failed; say why
+        status = "cancelled"
+    return {
+        "run_id": info.id,
+        "planner": info.planner,
+        "planner_label": planner_label_of(run.events, info.planner),
+        "strategy": info.strategy,
+        "answer": info.answer_choice or info.answer_text,
+        "status": status,
+        "calls": info.calls,
+        "tokens": info.input_tokens + info.output_tokens,
+        "cost": info.cost,
+        "wall_s": info.wall_s,
+    }
+
+
+def compare_rows(summary: CompareSummary) -> list[list[str]]:
+    """The summary table (columns ``COMPARE_COLUMNS``), one row per run; a run that did not end
+    well says so in its answer cell."""
+    rows = []
+    for run in summary.runs:
+        wall, status = run.get("wall_s"), run["status"]
+        answer = run.get("answer") or ("…" if status == "running" else "(no answer)")
+        if status not in ("ok", "running"):
+            answer += f" ({status})"
+        rows.append(
+            [
+                short_label(run.get("planner_label") or run["planner"]),
+                run["strategy"],
+                answer,
+                str(run.get("calls") or 0),
+                f"{wall:.1f} s" if wall is not None else "",
+                f"${run.get('cost') or 0.0:.4f}",
+                f"{run.get('tokens') or 0:,}",
+            ]
+        )
+    return rows
+
+
+def compare_headline(summary: CompareSummary) -> str:
+    """One Markdown line: whether the runs agree and the majority answer."""
+    n = len(summary.runs)
+    running = sum(1 for r in summary.runs if r["status"] == "running")
+    if running:
+        return f"⏳ **{n - running} of {n} runs finished.**"
+    votes = " · ".join(f"{md_escape(_clip(a, 60))}: {c}" for a, c in summary.votes.items())
+    if summary.agreement and summary.majority:
+        return f"✅ **All {n} runs agree:** {md_escape(summary.majority)}"
+    if summary.majority:
+        count = summary.votes[summary.majority]
+        return (
+            f"⚖️ **The runs disagree.** Majority answer: **{md_escape(summary.majority)}** "
+            f"({count} of {n} runs; votes {votes})"
+        )
+    if not summary.votes:
+        return f"⚠️ **None of the {n} runs gave an answer.**"
+    return f"⚠️ **No majority** among {n} runs (votes {votes})"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def compare_table_md(summary: CompareSummary) -> str:
+    header = "| " + " | ".join(COMPARE_COLUMNS) + " |"
+    rule = "|" + "---|" * len(COMPARE_COLUMNS)
+    body = [
+        "| " + " | ".join(md_escape(cell) for cell in row) + " |" for row in compare_rows(summary)
+    ]
+    return "\n".join([header, rule, *body])
+
+
+def render_compare_summary(summary: CompareSummary) -> Message:
+    """The comparison's result as a chat message: the headline and a table of the runs."""
+    content = (
+        f"**Comparison of {len(summary.runs)} runs**\n\n{compare_headline(summary)}\n\n"
+        + compare_table_md(summary)
+    )
+    return {"role": "assistant", "content": content}
+
+
+def render_compare(runs: Sequence[RunView]) -> list[Message]:
+    """Sibling runs of one question, one after another, each under a heading; then a summary."""
+    messages: list[Message] = []
+    for number, run in enumerate(runs, 1):
+        label = contender_label(planner_label_of(run.events, run.info.planner), run.info.strategy)
+        heading = f"**Run {number} of {len(runs)}: {md_escape(label)}**"
+        messages.append({"role": "assistant", "content": heading})
+        messages.extend(render_run(run.events))
+    summary = CompareSummary.from_rows([stored_summary_row(r) for r in runs])
+    messages.append(render_compare_summary(summary))
     return messages
 
 

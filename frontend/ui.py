@@ -1,40 +1,60 @@
 """The Gradio Blocks UI: a thin translation of the service's events into chat messages.
 
-Layout: a sidebar with past conversations (open, rename, delete, export); the chat, where
-every planner turn and tool call of a run appears live as a collapsible panel; the audio,
-question and answer choices; the planner and tool toggles; a trace table per answer.
-All rendering lives in ``frontend.render`` and is shared by live runs and reopened ones.
+Layout: a sidebar with past conversations (open, rename, delete, export); two tabs, the chat,
+where every planner turn and tool call of a run appears live as a collapsible panel, and
+compare mode, where several (planner, strategy) pairs answer the same question in columns
+side by side, then a summary; on the right the audio, question and answer choices, the
+preset, planner, strategy and tool toggles; below, the trace of an answer: a timeline of the
+time spans its tools reported and a table of its calls.
+All rendering lives in ``frontend.render`` (chat messages, tables) and ``frontend.timeline``
+(the picture) and is shared by live runs and reopened ones.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+import itertools
 import json
+import logging
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from PIL import Image
 
 from agent import events as ev
-from backend.service import AgentService, AskRequest, MessageView, ServiceError
-from frontend import render
+from agent.audio import SAMPLE_RATE
+from agent.run import RunRequest
+from backend.service import (
+    AgentService,
+    AskRequest,
+    CompareSummary,
+    MessageView,
+    ServiceError,
+)
+from frontend import render, timeline
+from storage.schemas import MessageInfo
+
+log = logging.getLogger(__name__)
 
 TITLE = "Ask about audio"
 DEFAULT_STRATEGY = "react"
 UPDATE_EVERY_S = 0.1  # at most this often for planner text deltas; structure always at once
 FORMATS = "wav, mp3, ogg, flac, m4a, webm"
+MAX_CONTENDERS = 4  # runs in one comparison
+DEFAULT_COMPARE_STRATEGIES = ("react", "evidence")
 
 HELP_HTML = (
-    "Upload a recording or record one with the microphone, type a question, optionally give "
-    "answer choices (one per line) and press <b>Ask</b>. The planner's reasoning and each tool "
-    "call appear live in the chat; click a panel to open it. A follow-up question in the same "
-    "conversation reuses its audio."
+    "Upload or record audio and ask a question (answer choices optional, one per line): the "
+    "planner's reasoning and every tool call stream into the chat. <b>Compare</b> runs several "
+    "planners or strategies at once."
 )
 
 # Gradio 6 takes page CSS only in launch()/mount_gradio_app(); so that build_ui alone makes the
@@ -45,8 +65,15 @@ CSS = """
 #conversation-list .wrap { flex-direction: column; gap: 4px; }
 #conversation-list label { width: 100%; margin: 0; }
 #conversation-list label span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-#audio-note p, #planner-note p { font-size: 0.85rem; margin: 0; }
+#audio-note p, #planner-note p, #compare-note p { font-size: 0.85rem; margin: 0; }
+#planner-note { padding: 0 12px; }
 #status p { color: var(--error-text-color); font-weight: 500; font-size: 0.9rem; margin: 0; }
+#compare-summary p { margin: 4px 0; }
+#compare-summary table, #chat table { font-size: 0.8rem; }
+#compare-summary th, #compare-summary td, #chat th, #chat td { padding: 4px 6px; }
+.compare-column button[aria-label="Clear"] { display: none; }
+#unavailable p, #unavailable li { font-size: 0.85rem; }
+.compare-column .prose { font-size: 0.88rem !important; }
 """
 
 
@@ -61,21 +88,22 @@ def parse_choices(text: str | None) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def _markdown_cell(text: str | None) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
-
-
 def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
-    rows = [
-        f"| {kind} | {_markdown_cell(entry['label'] or entry['name'])} | "
-        f"{_markdown_cell(entry.get('reason'))} |"
-        for kind, key in (("planner", "planners"), ("tool", "tools"))
-        for entry in catalogue.get(key, [])
-        if not entry["available"]
-    ]
-    if not rows:
-        return "Every configured planner and tool is available."
-    return "| kind | name | how to enable |\n|---|---|---|\n" + "\n".join(rows)
+    """The planners, tools and presets that cannot be used here, each with how to enable it
+    (lists, not a table: the reasons are long and the column is narrow)."""
+    parts = []
+    for title, key in (("Planners", "planners"), ("Tools", "tools"), ("Presets", "presets")):
+        lines = [
+            f"- **{render.md_escape(entry['label'] or entry['name'])}**: "
+            f"{render.md_escape(entry.get('reason') or 'unavailable')}"
+            for entry in catalogue.get(key, [])
+            if not entry["available"]
+        ]
+        if lines:
+            parts.append(f"**{title}**\n\n" + "\n".join(lines))
+    if not parts:
+        return "Every configured planner, tool and preset is available."
+    return "\n\n".join(parts)
 
 
 def strategy_choices(catalogue: dict[str, Any]) -> list[tuple[str, str]]:
@@ -92,15 +120,35 @@ def strategy_choices(catalogue: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f"{label.split(' (')[0]} · {name}", name) for name, label in STRATEGY_LABELS.items()]
 
 
+def contenders(planners: Sequence[str] | None, strategies: Sequence[str] | None) -> list[tuple]:
+    """Every (planner, strategy) pair of the picks, planner by planner, at most MAX_CONTENDERS."""
+    pairs = list(itertools.product(planners or [], strategies or []))
+    return pairs[:MAX_CONTENDERS]
+
+
 def planner_note(entry: dict[str, Any] | None) -> str:
+    """Who answers: the planner in full, its model and what it is."""
     if entry is None:
-        return "⚠️ No planner is available; see *Unavailable planners and tools* below."
-    text = f"**{entry['label'] or entry['name']}**"
+        return "⚠️ No planner is available; see *Unavailable planners, tools and presets*."
+    text = f"Planner: **{entry['label'] or entry['name']}**"
     if entry.get("model"):
         text += f" · `{entry['model']}`"
     if entry.get("description"):
-        text += f"<br>{entry['description']}"
+        text += f". {entry['description']}"
     return text
+
+
+@dataclass
+class _Started:
+    """A question that passed validation and was stored, with what the view needs."""
+
+    conversation_id: str
+    requests: list[RunRequest]
+    message: MessageInfo
+    views: list[MessageView]  # the conversation before this question
+    prefix: list[render.Message]  # those views rendered
+    user: render.Message  # this question rendered
+    uploaded: dict[str, Any]
 
 
 class _Ui:
@@ -114,6 +162,8 @@ class _Ui:
         self.planners = {p["name"]: p for p in catalogue["planners"]}
         self.available_planners = [p for p in catalogue["planners"] if p["available"]]
         self.available_tools = [t for t in catalogue["tools"] if t["available"]]
+        self.presets = [p for p in catalogue.get("presets", []) if p["available"]]
+        self.strategies = strategy_choices(catalogue)
         self.components: dict[str, Any] = {}
 
     # -- helpers ------------------------------------------------------------------------------
@@ -184,62 +234,172 @@ class _Ui:
                 question = view.message.text.strip().replace("\n", " ")
                 if len(question) > 48:
                     question = question[:47] + "…"
-                options.append((f"{number}. {question} · {run.info.planner}", run.info.id))
+                label = f"{number}. {question} · {run.info.planner} · {run.info.strategy}"
+                options.append((label, run.info.id))
         return options
 
     def trace(self, events: list[ev.Event]) -> tuple[list[list[str]], str]:
         rows = render.trace_rows(events)
         return rows, render.trace_totals(events) if events else ""
 
+    def timeline_image(self, events: Sequence[ev.Event]) -> Image.Image | None:
+        """The run's audio with the spans its tools reported; None without audio."""
+        started = next((e for e in events if isinstance(e, ev.RunStarted)), None)
+        if started is None or not started.audio_ids:
+            return None
+        ref = self.service.audio.get(started.audio_ids[0])
+        if ref is None:
+            return None
+        try:
+            samples = self.service.audio.samples(ref)
+            title = (
+                f"{render.contender_label(render.planner_label_of(events), started.strategy)}"
+                f" · {ref.name or 'recording'} · time spans reported by the tools"
+            )
+            return timeline.draw_timeline(
+                samples, SAMPLE_RATE, timeline.tracks_from_events(events), title=title
+            )
+        except Exception:  # a picture must never break the page
+            log.exception("could not draw the timeline of run %s", started.run_id)
+            return None
+
+    def run_detail(self, run_id: str | None) -> dict[Any, Any]:
+        """The trace table, totals and timeline of one stored run."""
+        c = self.components
+        events = self.store.run_events(run_id) if run_id else []
+        rows, totals = self.trace(events)
+        return {
+            c["trace_df"]: rows,
+            c["trace_totals"]: totals,
+            c["timeline"]: self.timeline_image(events),
+        }
+
+    def planner_label(self, name: str | None) -> str:
+        entry = self.planners.get(name or "")
+        return (entry["label"] or entry["name"]) if entry else (name or "default planner")
+
+    def compare_note(self, planners: list[str] | None, strategies: list[str] | None) -> str:
+        pairs = contenders(planners, strategies)
+        total = len(planners or []) * len(strategies or [])
+        if len(pairs) < 2:
+            return (
+                "Every pair of the planners and strategies picked here answers the question on "
+                f"the right: pick pairs that make 2 to {MAX_CONTENDERS} runs (e.g. one planner, "
+                "two strategies)."
+            )
+        text = f"**{len(pairs)} runs side by side:** " + ", ".join(
+            render.contender_label(self.planner_label(p), s) for p, s in pairs
+        )
+        if total > len(pairs):
+            text += f" (the first {MAX_CONTENDERS} of {total} pairs)"
+        return text + f". Press **Compare {len(pairs)} runs**."
+
+    def button_label(
+        self, mode: str | None, planners: list[str] | None, strategies: list[str] | None
+    ) -> str:
+        if mode != "compare":
+            return "Ask"
+        return f"Compare {len(contenders(planners, strategies))} runs"
+
+    def matching_preset(self, planner: str | None, tools: list[str] | None) -> str | None:
+        chosen = set(tools or [])
+        for preset in self.presets:
+            if preset["planner"] == planner and set(preset["tools"]) == chosen:
+                return preset["name"]
+        return None
+
+    # -- compare view ---------------------------------------------------------------------------
+    def compare_columns(
+        self, columns: Sequence[tuple[str, list[render.Message]]]
+    ) -> dict[Any, Any]:
+        """The column chatbots: (label, messages) per run; unused columns hidden."""
+        c = self.components
+        height = 440 if len(columns) <= 2 else 340
+        update: dict[Any, Any] = {c["compare_rows"][1]: gr.update(visible=len(columns) > 2)}
+        for index, chat in enumerate(c["compare_chats"]):
+            if index < len(columns):
+                label, messages = columns[index]
+                update[chat] = gr.update(value=messages, label=label, visible=True, height=height)
+            else:
+                update[chat] = gr.update(value=[], visible=False)
+        return update
+
+    def compare_summary_view(self, summary: CompareSummary | None) -> dict[Any, Any]:
+        """The headline (agreement, majority) and the table of the runs, above the columns."""
+        text = ""
+        if summary is not None:
+            text = f"{render.compare_headline(summary)}\n\n{render.compare_table_md(summary)}"
+        return {self.components["compare_summary"]: text}
+
+    def stored_compare(self, views: list[MessageView]) -> dict[Any, Any]:
+        """The compare tab for a reopened conversation: its latest comparison, if any."""
+        view = next((v for v in reversed(views) if len(v.runs) > 1), None)
+        if view is None:
+            return {**self.compare_columns([]), **self.compare_summary_view(None)}
+        columns = [
+            (
+                render.contender_label(
+                    render.planner_label_of(r.events, r.info.planner), r.info.strategy
+                ),
+                render.render_run(r.events),
+            )
+            for r in view.runs
+        ]
+        summary = CompareSummary.from_rows([render.stored_summary_row(r) for r in view.runs])
+        return {**self.compare_columns(columns), **self.compare_summary_view(summary)}
+
     # -- handlers -----------------------------------------------------------------------------
     def on_load(self) -> dict[str, Any]:
         return self.list_update(None)
 
-    def open_conversation(self, conversation_id: str | None) -> tuple[Any, ...]:
+    def open_conversation(self, conversation_id: str | None) -> dict[Any, Any]:
+        c = self.components
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             gr.Warning("That conversation no longer exists.")
             return self.new_conversation()
         conv = self.store.get_conversation(conversation_id)
         assert conv is not None
         views = self.service.conversation_view(conversation_id)
-        chat = render.render_conversation(views, self.audio_labels(views))
         runs = self.run_choices(views)
         latest = runs[-1][1] if runs else None
-        rows, totals = self.trace(self.store.run_events(latest) if latest else [])
-        return (
-            conversation_id,
-            {"conversation": conversation_id, "path": None},
-            chat,
-            self.audio_copy(conversation_id),
-            self.audio_note(conversation_id),
-            gr.update(value=conv.title),
-            self.export_update(conversation_id),
-            gr.update(choices=runs, value=latest),
-            rows,
-            totals,
-            _status(""),
-        )
+        return {
+            c["conv_state"]: conversation_id,
+            c["uploaded_state"]: {"conversation": conversation_id, "path": None},
+            c["chatbot"]: render.render_conversation(views, self.audio_labels(views)),
+            c["audio"]: self.audio_copy(conversation_id),
+            c["audio_note"]: self.audio_note(conversation_id),
+            c["rename_box"]: gr.update(value=conv.title),
+            c["export_btn"]: self.export_update(conversation_id),
+            c["run_select"]: gr.update(choices=runs, value=latest),
+            **self.run_detail(latest),
+            c["status"]: _status(""),
+            **self.stored_compare(views),
+        }
 
-    def new_conversation(self) -> tuple[Any, ...]:
-        return (
-            None,
-            None,
-            [],
-            None,
-            "",
-            gr.update(value=""),
-            gr.update(value=None, interactive=False),
-            gr.update(choices=[], value=None),
-            [],
-            "",
-            _status(""),
-        )
+    def new_conversation(self) -> dict[Any, Any]:
+        c = self.components
+        return {
+            c["conv_state"]: None,
+            c["uploaded_state"]: None,
+            c["chatbot"]: [],
+            c["audio"]: None,
+            c["audio_note"]: "",
+            c["rename_box"]: gr.update(value=""),
+            c["export_btn"]: gr.update(value=None, interactive=False),
+            c["run_select"]: gr.update(choices=[], value=None),
+            c["trace_df"]: [],
+            c["trace_totals"]: "",
+            c["timeline"]: None,
+            c["status"]: _status(""),
+            **self.compare_columns([]),
+            **self.compare_summary_view(None),
+        }
 
-    def new_and_list(self) -> tuple[Any, ...]:
-        return (*self.new_conversation(), self.list_update(None))
+    def new_and_list(self) -> dict[Any, Any]:
+        return {**self.new_conversation(), self.components["conv_list"]: self.list_update(None)}
 
-    def select_run(self, run_id: str | None) -> tuple[list[list[str]], str]:
-        return self.trace(self.store.run_events(run_id) if run_id else [])
+    def select_run(self, run_id: str | None) -> dict[Any, Any]:
+        return self.run_detail(run_id)
 
     def rename(self, conversation_id: str | None, title: str) -> tuple[Any, ...]:
         title = (title or "").strip()
@@ -252,10 +412,10 @@ class _Ui:
         self.store.rename_conversation(conversation_id, title[:200])
         return self.list_update(conversation_id), self.export_update(conversation_id)
 
-    def delete(self, conversation_id: str | None) -> tuple[Any, ...]:
+    def delete(self, conversation_id: str | None) -> dict[Any, Any]:
         if not conversation_id:
             gr.Warning("Open a conversation first.")
-            return tuple(gr.skip() for _ in range(12))
+            return gr.skip()
         self.store.delete_conversation(conversation_id)
         gr.Info("Conversation deleted.")
         return self.new_and_list()
@@ -263,27 +423,60 @@ class _Ui:
     def on_planner(self, name: str | None) -> str:
         return planner_note(self.planners.get(name or ""))
 
-    async def ask(
+    def on_preset(self, name: str | None) -> tuple[Any, ...]:
+        preset = next((p for p in self.presets if p["name"] == name), None)
+        if preset is None:
+            return gr.skip(), gr.skip()
+        available = {t["name"] for t in self.available_tools}
+        tools = [t for t in preset["tools"] if t in available]
+        return gr.update(value=preset["planner"]), gr.update(value=tools)
+
+    def on_selection(self, planner: str | None, tools: list[str] | None) -> dict[str, Any]:
+        """A planner or tool picked by hand: the preset shows whether it still matches."""
+        return gr.update(value=self.matching_preset(planner, tools))
+
+    def on_tab(
+        self, mode: str, planners: list[str] | None, strategies: list[str] | None
+    ) -> tuple[Any, ...]:
+        return mode, gr.update(value=self.button_label(mode, planners, strategies))
+
+    def on_contenders(
+        self, mode: str | None, planners: list[str] | None, strategies: list[str] | None
+    ) -> tuple[Any, ...]:
+        # Only in the compare tab: the pickers mount (and may fire) when that tab is first
+        # shown, racing its select event, which must win.
+        label = self.button_label(mode, planners, strategies) if mode == "compare" else None
+        return (
+            self.compare_note(planners, strategies),
+            gr.update(value=label) if label else gr.skip(),
+        )
+
+    def idle(
+        self,
+        mode: str | None = None,
+        planners: list[str] | None = None,
+        strategies: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return gr.update(value=self.button_label(mode, planners, strategies), interactive=True)
+
+    def problem(self, message: str) -> dict[Any, Any]:
+        gr.Warning(html.escape(message))
+        return {self.components["status"]: _status(f"⚠️ {render.md_escape(message)}")}
+
+    async def start(
         self,
         conversation_id: str | None,
         uploaded: dict[str, Any] | None,
         audio_path: str | None,
         question: str,
         choices_text: str,
-        planner: str | None,
         tools: list[str] | None,
-        strategy: str | None = None,
-    ) -> AsyncIterator[dict[Any, Any]]:
-        c = self.components
-
-        def problem(message: str) -> dict[Any, Any]:
-            gr.Warning(html.escape(message))
-            return {c["status"]: _status(f"⚠️ {render.md_escape(message)}")}
-
-        question = question or ""
-        if not question.strip():
-            yield problem("Type a question first.")
-            return
+        pairs: list[tuple[str | None, str]],
+    ) -> _Started:
+        """Upload the audio if it is new, open a conversation if needed, store the question
+        and prepare its runs; ServiceError (nothing stored) if it cannot be asked."""
+        if not (question or "").strip():
+            raise ServiceError("Type a question first.")
         created = False
         try:
             audio_id: str | None = None
@@ -299,105 +492,271 @@ class _Ui:
                 created = True
             previous_audio = self.service.latest_audio_id(conversation_id)
             views = self.service.conversation_view(conversation_id)
-            request, message = self.service.prepare(
+            requests, message = self.service.prepare_many(
                 conversation_id,
                 AskRequest(
                     question=question,
                     choices=parse_choices(choices_text),
                     audio_id=audio_id,
-                    planner=planner or None,
-                    strategy=strategy or DEFAULT_STRATEGY,
                     tools=list(tools or []),
                 ),
+                pairs,
             )
-        except ServiceError as exc:
+        except ServiceError:
             if created and conversation_id:
                 self.store.delete_conversation(conversation_id)
-            yield problem(str(exc))
-            return
-
+            raise
         labels = self.audio_labels([*views, MessageView(message)])
-        prefix = render.render_conversation(views, labels)
         new_audio = message.audio_id if message.audio_id != previous_audio else None
-        user = render.render_user(
-            message.text, message.choices, labels.get(new_audio) if new_audio else None
+        return _Started(
+            conversation_id=conversation_id,
+            requests=requests,
+            message=message,
+            views=views,
+            prefix=render.render_conversation(views, labels),
+            user=render.render_user(
+                message.text, message.choices, labels.get(new_audio) if new_audio else None
+            ),
+            uploaded={"conversation": conversation_id, "path": audio_path},
         )
-        uploaded = {"conversation": conversation_id, "path": audio_path}
+
+    def started_view(self, started: _Started, running: str) -> dict[Any, Any]:
+        """What changes as soon as a question is accepted."""
+        c = self.components
+        return {
+            c["conv_state"]: started.conversation_id,
+            c["uploaded_state"]: started.uploaded,
+            c["question"]: "",
+            c["choices"]: "",
+            c["status"]: _status(""),
+            c["audio_note"]: self.audio_note(started.conversation_id),
+            c["ask_btn"]: gr.update(value=running, interactive=False),
+            c["conv_list"]: self.list_update(started.conversation_id),
+            c["run_select"]: gr.update(
+                choices=self.run_choices([*started.views, MessageView(started.message)])
+                + [
+                    (f"Running: {started.message.text[:48]}", r.run_id)
+                    for r in started.requests[:1]
+                ],
+                value=started.requests[0].run_id,
+            ),
+        }
+
+    def finished_view(self, conversation_id: str, run_id: str) -> dict[Any, Any]:
+        """What changes when a question has been answered (or failed)."""
+        c = self.components
+        conv = self.store.get_conversation(conversation_id)
+        views = self.service.conversation_view(conversation_id)
+        return {
+            c["conv_list"]: self.list_update(conversation_id),
+            c["rename_box"]: gr.update(value=conv.title if conv else ""),
+            c["export_btn"]: self.export_update(conversation_id),
+            c["run_select"]: gr.update(choices=self.run_choices(views), value=run_id),
+            c["timeline"]: self.timeline_image(self.store.run_events(run_id)),
+        }
+
+    async def submit(
+        self,
+        mode: str | None,
+        conversation_id: str | None,
+        uploaded: dict[str, Any] | None,
+        audio_path: str | None,
+        question: str,
+        choices_text: str,
+        planner: str | None,
+        tools: list[str] | None,
+        strategy: str | None,
+        compare_planners: list[str] | None,
+        compare_strategies: list[str] | None,
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """Ask (chat tab) or compare (compare tab): the button and Enter follow the tab."""
+        if mode == "compare":
+            pairs = contenders(compare_planners, compare_strategies)
+            updates = self.compare(
+                conversation_id, uploaded, audio_path, question, choices_text, tools, pairs
+            )
+        else:
+            updates = self.ask(
+                conversation_id, uploaded, audio_path, question, choices_text, planner, tools,
+                strategy,
+            )  # fmt: skip
+        async for update in updates:
+            yield update
+
+    async def ask(
+        self,
+        conversation_id: str | None,
+        uploaded: dict[str, Any] | None,
+        audio_path: str | None,
+        question: str,
+        choices_text: str,
+        planner: str | None,
+        tools: list[str] | None,
+        strategy: str | None = None,
+    ) -> AsyncIterator[dict[Any, Any]]:
+        c = self.components
+        try:
+            started = await self.start(
+                conversation_id, uploaded, audio_path, question, choices_text, tools,
+                [(planner or None, strategy or DEFAULT_STRATEGY)],
+            )  # fmt: skip
+        except ServiceError as exc:
+            yield self.problem(str(exc))
+            return
+        request = started.requests[0]
         events: list[ev.Event] = []
 
-        def view(final: bool = False) -> dict[Any, Any]:
+        def view() -> dict[Any, Any]:
             rows, totals = self.trace(events)
-            update: dict[Any, Any] = {
-                c["chatbot"]: [*prefix, user, *render.render_run(events)],
+            return {
+                c["chatbot"]: [*started.prefix, started.user, *render.render_run(events)],
                 c["trace_df"]: rows,
                 c["trace_totals"]: totals,
             }
-            if final:
-                update[c["ask_btn"]] = self.idle()
-                conv = self.store.get_conversation(conversation_id)
-                update[c["conv_list"]] = self.list_update(conversation_id)
-                update[c["rename_box"]] = gr.update(value=conv.title if conv else "")
-                update[c["export_btn"]] = self.export_update(conversation_id)
-                views_now = self.service.conversation_view(conversation_id)
-                update[c["run_select"]] = gr.update(
-                    choices=self.run_choices(views_now), value=request.run_id
-                )
-            return update
 
-        first = view()
-        first.update(
-            {
-                c["conv_state"]: conversation_id,
-                c["uploaded_state"]: uploaded,
-                c["question"]: "",
-                c["choices"]: "",
-                c["status"]: _status(""),
-                c["audio_note"]: self.audio_note(conversation_id),
-                c["ask_btn"]: gr.update(value="Asking…", interactive=False),
-                c["conv_list"]: self.list_update(conversation_id),
-                c["run_select"]: gr.update(
-                    choices=self.run_choices([*views, MessageView(message)])
-                    + [(f"Running: {message.text[:48]}", request.run_id)],
-                    value=request.run_id,
-                ),
-            }
-        )
-        yield first
+        yield {
+            **view(),
+            **self.started_view(started, "Asking…"),
+            c["tabs"]: gr.Tabs(selected="chat"),
+            c["timeline"]: None,
+        }
         last = time.monotonic()
         try:
-            async for event in self.service.stream(conversation_id, request):
+            async for event in self.service.stream(started.conversation_id, request):
                 events.append(event)
                 now = time.monotonic()
                 if not isinstance(event, ev.PlannerDelta) or now - last >= UPDATE_EVERY_S:
                     last = now
                     yield view()
         except Exception as exc:  # shown in the chat; the service has stored the run's end
-            events.append(
-                ev.RunFailed(
-                    run_id=request.run_id,
-                    seq=(events[-1].seq + 1) if events else 1,
-                    kind="internal_error",
-                    message=f"{type(exc).__name__}: {exc}",
-                )
+            events.append(_internal_failure(request.run_id, events, exc))
+        yield {
+            **view(),
+            **self.finished_view(started.conversation_id, request.run_id),
+            c["ask_btn"]: gr.update(value=self.button_label("chat", None, None), interactive=True),
+        }
+
+    async def compare(
+        self,
+        conversation_id: str | None,
+        uploaded: dict[str, Any] | None,
+        audio_path: str | None,
+        question: str,
+        choices_text: str,
+        tools: list[str] | None,
+        pairs: list[tuple[str, str]],
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """Several (planner, strategy) pairs on one question: one live column per run."""
+        c = self.components
+        if len(pairs) < 2:
+            yield self.problem(
+                "Pick planners and strategies that make at least two runs to compare."
             )
-        yield view(final=True)
+            return
+        try:
+            started = await self.start(
+                conversation_id, uploaded, audio_path, question, choices_text, tools, list(pairs)
+            )
+        except ServiceError as exc:
+            yield self.problem(str(exc))
+            return
+        requests = started.requests
+        run_ids = [r.run_id for r in requests]
+        events: dict[str, list[ev.Event]] = {run_id: [] for run_id in run_ids}
+        labels = [render.contender_label(self.planner_label(p), s) for p, s in pairs]
+        chats = c["compare_chats"]
 
-    def idle(self) -> dict[str, Any]:
-        return gr.update(value="Ask", interactive=True)
+        def summary() -> CompareSummary:
+            return CompareSummary.from_rows(
+                [
+                    render.summary_row(
+                        events[run_id],
+                        run_id=run_id,
+                        planner=p,
+                        strategy=s,
+                        planner_label=self.planner_label(p),
+                    )
+                    for run_id, (p, s) in zip(run_ids, pairs, strict=True)
+                ]
+            )
 
-    async def after_stop(self, conversation_id: str | None) -> tuple[Any, ...]:
-        """After Stop: wait until the cancelled run has stored its end, then show it."""
+        def columns(indices: Sequence[int]) -> dict[Any, Any]:
+            return {chats[i]: render.render_run(events[run_ids[i]]) for i in indices}
+
+        running_note = {
+            "role": "assistant",
+            "content": f"_Comparing {len(pairs)} runs side by side: see the **Compare** tab._",
+        }
+        yield {
+            **self.compare_columns([(label, []) for label in labels]),
+            **self.compare_summary_view(summary()),
+            **self.started_view(started, "Comparing…"),
+            c["chatbot"]: [*started.prefix, started.user, running_note],
+            c["tabs"]: gr.Tabs(selected="compare"),
+            c["trace_df"]: [],
+            c["trace_totals"]: "",
+            c["timeline"]: None,
+        }
+        last = time.monotonic()
+        dirty: set[int] = set()
+        try:
+            async for event in self.service.stream_many(started.conversation_id, requests):
+                if event.run_id not in events:
+                    continue
+                events[event.run_id].append(event)
+                dirty.add(run_ids.index(event.run_id))
+                now = time.monotonic()
+                if not isinstance(event, ev.PlannerDelta) or now - last >= UPDATE_EVERY_S:
+                    last = now
+                    update = columns(sorted(dirty))
+                    dirty.clear()
+                    if not isinstance(event, ev.PlannerDelta):
+                        update.update(self.compare_summary_view(summary()))
+                    yield update
+        except Exception as exc:  # shown in the columns; the service stored each run's end
+            for run_id in run_ids:
+                if not any(e.type in ev.TERMINAL_TYPES for e in events[run_id]):
+                    events[run_id].append(_internal_failure(run_id, events[run_id], exc))
+        views = self.service.conversation_view(started.conversation_id)
+        stored = next((v.runs for v in views if v.message.id == started.message.id), [])
+        final = (
+            CompareSummary.from_rows([render.stored_summary_row(r) for r in stored])
+            if len(stored) == len(run_ids)
+            else summary()
+        )
+        rows, totals = self.trace(events[run_ids[0]])
+        yield {
+            **columns(range(len(run_ids))),
+            **self.compare_summary_view(final),
+            **self.finished_view(started.conversation_id, run_ids[0]),
+            c["chatbot"]: render.render_conversation(views, self.audio_labels(views)),
+            c["trace_df"]: rows,
+            c["trace_totals"]: totals,
+            c["ask_btn"]: gr.update(value=f"Compare {len(pairs)} runs", interactive=True),
+        }
+
+    async def after_stop(self, conversation_id: str | None) -> dict[Any, Any]:
+        """After Stop: wait until the cancelled runs have stored their end, then show them."""
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
-            return tuple(gr.skip() for _ in range(11))
-        runs = [r for v in self.service.conversation_view(conversation_id) for r in v.runs]
-        if runs:
+            return gr.skip()
+        views = [v for v in self.service.conversation_view(conversation_id) if v.runs]
+        if views:
             deadline = time.monotonic() + 5.0
             while time.monotonic() < deadline:
-                run = self.store.get_run(runs[-1].info.id)
-                if run is None or run.status != "running":
+                runs = [self.store.get_run(r.info.id) for r in views[-1].runs]
+                if all(run is None or run.status != "running" for run in runs):
                     break
                 await asyncio.sleep(0.1)
         return self.open_conversation(conversation_id)
+
+
+def _internal_failure(run_id: str, events: list[ev.Event], exc: Exception) -> ev.RunFailed:
+    return ev.RunFailed(
+        run_id=run_id,
+        seq=(events[-1].seq + 1) if events else 1,
+        kind="internal_error",
+        message=f"{type(exc).__name__}: {exc}",
+    )
 
 
 def _status(message: str) -> dict[str, Any]:
@@ -411,10 +770,21 @@ def _safe_name(text: str) -> str:
 def build_ui(service: AgentService) -> gr.Blocks:
     ui = _Ui(service)
     default_planner = ui.available_planners[0]["name"] if ui.available_planners else None
+    default_tools = [t["name"] for t in ui.available_tools]
+    default_preset = ui.matching_preset(default_planner, default_tools)
+    strategy_names = [name for _, name in ui.strategies]
+    default_strategy = next(
+        (n for n in strategy_names if n == DEFAULT_STRATEGY), strategy_names[0] if strategy_names
+        else None,
+    )  # fmt: skip
+    compare_strategies = [s for s in DEFAULT_COMPARE_STRATEGIES if s in strategy_names] or (
+        strategy_names[:2]
+    )
 
     with gr.Blocks(title=TITLE, fill_width=True) as demo:
         conv_state = gr.State(None)
         uploaded_state = gr.State(None)
+        mode_state = gr.State("chat")
 
         with gr.Sidebar(label="Conversations", open=True, width=290, elem_id="sidebar"):
             gr.Markdown("### Conversations")
@@ -447,7 +817,15 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     elem_id="header",
                     js_on_load=None,
                 )
+                planner_info = gr.Markdown(ui.on_planner(default_planner), elem_id="planner-note")
             with gr.Column(scale=2, min_width=340):
+                preset = gr.Dropdown(
+                    choices=[(p["label"], p["name"]) for p in ui.presets],
+                    value=default_preset,
+                    label="Preset: sets the planner and the tools",
+                    interactive=bool(ui.presets),
+                    elem_id="preset",
+                )
                 planner = gr.Dropdown(
                     choices=[(p["label"] or p["name"], p["name"]) for p in ui.available_planners],
                     value=default_planner,
@@ -455,20 +833,70 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     interactive=bool(ui.available_planners),
                     elem_id="planner",
                 )
-                planner_info = gr.Markdown(ui.on_planner(default_planner), elem_id="planner-note")
         with gr.Row(equal_height=False):
-            with gr.Column(scale=3, min_width=460):
-                chatbot = gr.Chatbot(
-                    label="Conversation",
-                    height=640,
-                    elem_id="chat",
-                    placeholder=(
-                        "**No question yet.** Give a recording and a question on the right; "
-                        "the answer forms here, step by step."
-                    ),
-                    feedback_options=None,
-                    buttons=["copy"],
-                )
+            with (
+                gr.Column(scale=3, min_width=460),
+                gr.Tabs(selected="chat", elem_id="main-tabs") as tabs,
+            ):
+                with gr.Tab("Chat", id="chat", elem_id="chat-tab") as chat_tab:
+                    chatbot = gr.Chatbot(
+                        label="Conversation",
+                        height=590,
+                        elem_id="chat",
+                        placeholder=(
+                            "**No question yet.** Give a recording and a question on the "
+                            "right; the answer forms here, step by step."
+                        ),
+                        feedback_options=None,
+                        buttons=["copy"],
+                    )
+                with gr.Tab("Compare", id="compare", elem_id="compare-tab") as compare_tab:
+                    with gr.Row(equal_height=True):
+                        compare_planners = gr.Dropdown(
+                            choices=[
+                                (render.short_label(p["label"] or p["name"]), p["name"])
+                                for p in ui.available_planners
+                            ],
+                            value=[default_planner] if default_planner else [],
+                            multiselect=True,
+                            label="Planners to compare",
+                            elem_id="compare-planners",
+                        )
+                        compare_strategy_pick = gr.Dropdown(
+                            choices=[(name, name) for name in strategy_names],
+                            value=compare_strategies,
+                            multiselect=True,
+                            label="Strategies to compare",
+                            elem_id="compare-strategies",
+                        )
+                    compare_note = gr.Markdown(
+                        ui.compare_note(
+                            [default_planner] if default_planner else [], compare_strategies
+                        ),
+                        elem_id="compare-note",
+                    )
+                    # the result on top, so it is seen without scrolling; the columns below
+                    compare_summary = gr.Markdown("", elem_id="compare-summary")
+                    compare_rows = []
+                    compare_chats = []
+                    for row_index in range(2):
+                        with gr.Row(equal_height=True, visible=row_index == 0) as row:
+                            compare_rows.append(row)
+                            for column in range(2):
+                                index = row_index * 2 + column
+                                compare_chats.append(
+                                    gr.Chatbot(
+                                        label=f"Run {index + 1}",
+                                        height=440,
+                                        visible=False,
+                                        elem_id=f"compare-run-{index + 1}",
+                                        elem_classes=["compare-column"],
+                                        layout="panel",
+                                        feedback_options=None,
+                                        buttons=[],
+                                        min_width=220,
+                                    )
+                                )
             with gr.Column(scale=2, min_width=340):
                 audio = gr.Audio(
                     sources=["upload", "microphone"],
@@ -497,16 +925,12 @@ def build_ui(service: AgentService) -> gr.Blocks:
                         "Stop", variant="secondary", elem_id="stop", scale=1, min_width=70
                     )
                 status = gr.Markdown("", elem_id="status", visible=False)
-                strategies = strategy_choices(ui.catalogue)
                 strategy = gr.Dropdown(
-                    choices=strategies,
-                    value=next(
-                        (n for _, n in strategies if n == DEFAULT_STRATEGY),
-                        strategies[0][1] if strategies else None,
-                    ),
+                    choices=ui.strategies,
+                    value=default_strategy,
                     label="Strategy",
                     info="The method the planner follows; each comes from a published agent.",
-                    visible=bool(strategies),
+                    visible=bool(ui.strategies),
                     elem_id="strategy",
                 )
                 with gr.Accordion(f"Tools ({len(ui.available_tools)} available)", open=False):
@@ -515,16 +939,26 @@ def build_ui(service: AgentService) -> gr.Blocks:
                             (f"{t['label'] or t['name']} · {t['name']}", t["name"])
                             for t in ui.available_tools
                         ],
-                        value=[t["name"] for t in ui.available_tools],
+                        value=default_tools,
                         label="Tools the planner may call",
                         elem_id="tools",
                     )
-                with gr.Accordion("Unavailable planners and tools", open=False):
-                    gr.Markdown(unavailable_table(ui.catalogue))
+                with gr.Accordion("Unavailable planners, tools and presets", open=False):
+                    gr.Markdown(unavailable_table(ui.catalogue), elem_id="unavailable")
 
-        with gr.Accordion("Trace of an answer", open=False, elem_id="trace"):
+        with gr.Accordion("Trace and timeline of an answer", open=False, elem_id="trace"):
             run_select = gr.Dropdown(
                 choices=[], value=None, label="Run (latest by default)", elem_id="run-select"
+            )
+            timeline_image = gr.Image(
+                value=None,
+                type="pil",
+                format="png",
+                interactive=False,
+                label="Timeline: waveform, spectrogram and the time spans the tools reported",
+                show_label=False,  # the picture has its own title; the label would cover it
+                buttons=["download", "fullscreen"],
+                elem_id="timeline",
             )
             trace_df = gr.Dataframe(
                 value=[],
@@ -540,6 +974,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "chatbot": chatbot,
             "conv_state": conv_state,
             "uploaded_state": uploaded_state,
+            "audio": audio,
             "question": question,
             "choices": choices,
             "status": status,
@@ -550,21 +985,24 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "run_select": run_select,
             "trace_df": trace_df,
             "trace_totals": trace_totals,
+            "timeline": timeline_image,
             "ask_btn": ask_btn,
+            "tabs": tabs,
+            "compare_rows": compare_rows,
+            "compare_chats": compare_chats,
+            "compare_summary": compare_summary,
         }
+        compare_outputs = [*compare_rows, *compare_chats, compare_summary]
         view_outputs = [
-            conv_state,
-            uploaded_state,
-            chatbot,
-            audio,
-            audio_note,
-            rename_box,
-            export_btn,
-            run_select,
-            trace_df,
-            trace_totals,
-            status,
+            conv_state, uploaded_state, chatbot, audio, audio_note, rename_box, export_btn,
+            run_select, trace_df, trace_totals, timeline_image, status, *compare_outputs,
+        ]  # fmt: skip
+        run_outputs = [
+            *[v for k, v in ui.components.items() if k not in ("compare_rows", "compare_chats")],
+            *compare_rows,
+            *compare_chats,
         ]
+        contender_inputs = [compare_planners, compare_strategy_pick]
 
         demo.load(ui.on_load, outputs=conv_list)
         conv_list.input(ui.open_conversation, inputs=conv_list, outputs=view_outputs)
@@ -577,25 +1015,44 @@ def build_ui(service: AgentService) -> gr.Blocks:
             ui.rename, inputs=[conv_state, rename_box], outputs=[conv_list, export_btn]
         )
         delete_btn.click(ui.delete, inputs=conv_state, outputs=[*view_outputs, conv_list])
-        run_select.input(ui.select_run, inputs=run_select, outputs=[trace_df, trace_totals])
+        run_select.input(
+            ui.select_run, inputs=run_select, outputs=[trace_df, trace_totals, timeline_image]
+        )
         planner.change(ui.on_planner, inputs=planner, outputs=planner_info)
+        preset.input(ui.on_preset, inputs=preset, outputs=[planner, tools])
+        planner.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
+        tools.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
+
+        for tab, mode in ((chat_tab, "chat"), (compare_tab, "compare")):
+            tab.select(
+                lambda p, s, mode=mode: ui.on_tab(mode, p, s),
+                inputs=contender_inputs,
+                outputs=[mode_state, ask_btn],
+            )
+        for picker in contender_inputs:
+            picker.change(
+                ui.on_contenders,
+                inputs=[mode_state, *contender_inputs],
+                outputs=[compare_note, ask_btn],
+            )
 
         ask_inputs = [
-            conv_state, uploaded_state, audio, question, choices, planner, tools, strategy,
+            mode_state, conv_state, uploaded_state, audio, question, choices, planner, tools,
+            strategy, *contender_inputs,
         ]  # fmt: skip
-        ask_outputs = list(ui.components.values())
         ask_options: dict[str, Any] = {
             "inputs": ask_inputs,
-            "outputs": ask_outputs,
+            "outputs": run_outputs,
             "concurrency_limit": 4,
             "show_progress": "hidden",  # the chat shows progress: pending panels
         }
-        ask_event = ask_btn.click(ui.ask, **ask_options)
-        ask_event.then(ui.idle, outputs=ask_btn)
-        submit_event = question.submit(ui.ask, **ask_options)
-        submit_event.then(ui.idle, outputs=ask_btn)
+        idle_inputs = [mode_state, *contender_inputs]
+        ask_event = ask_btn.click(ui.submit, **ask_options)
+        ask_event.then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
+        submit_event = question.submit(ui.submit, **ask_options)
+        submit_event.then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
         # Gradio cancels after the handler of this click; the stored end is read in the next step.
         stop_btn.click(None, cancels=[ask_event, submit_event]).then(
             ui.after_stop, inputs=conv_state, outputs=view_outputs
-        ).then(ui.idle, outputs=ask_btn)
+        ).then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
     return demo

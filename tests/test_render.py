@@ -1,12 +1,15 @@
-"""The pure rendering functions: events in, chat messages and trace rows out."""
+"""The pure rendering functions: events in, chat messages, trace and compare tables and the
+timeline picture out."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
+
 from agent import events as ev
-from backend.service import MessageView, RunView
-from frontend import render
+from backend.service import CompareSummary, MessageView, RunView
+from frontend import render, timeline
 from storage.schemas import MessageInfo, RunInfo
 
 T0 = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -327,3 +330,281 @@ def test_model_thinking_step_verification_and_document() -> None:
     assert "Is it a dog?" in check["content"] and "Trust a." in check["content"]
     assert document["metadata"]["title"] == "📝 Working document · iteration 1"
     assert document["content"] == "A dog barks twice."
+
+
+# ------------------------------------------------------------------------------ compare
+
+
+def compare_run(run_id: str, strategy: str, answer: str | None, wall_s: float = 2.0) -> list:
+    e = Clock(run_id)
+    events = [
+        e(
+            ev.RunStarted,
+            question="Which sound is this?",
+            choices=CHOICES,
+            audio_ids=["a" * 64],
+            planner="offline",
+            planner_label="Offline rule planner (not an LLM)",
+            tools=["sound_events"],
+            strategy=strategy,
+        ),
+        e(ev.ToolCall, call_id="c1", tool="sound_events", arguments={}),
+        e(ev.ToolResultEvent, call_id="c1", tool="sound_events", output="Dog 0.9"),
+    ]
+    if answer is None:
+        events.append(e(ev.RunFailed, kind="planner_error", message="It broke."))
+        return events
+    events += [
+        e(ev.Answer, text=answer, choice=answer, rationale="Because."),
+        e(ev.RunFinished, calls=1, input_tokens=100, output_tokens=20, cost=0.001,
+          wall_s=wall_s),
+    ]  # fmt: skip
+    return events
+
+
+def run_view(run_id: str, strategy: str, events: list) -> RunView:
+    answer = next((x for x in events if isinstance(x, ev.Answer)), None)
+    finished = next((x for x in events if isinstance(x, ev.RunFinished)), None)
+    info = RunInfo(
+        id=run_id,
+        message_id="m1",
+        group_id="g",
+        planner="offline",
+        strategy=strategy,
+        status="ok" if finished else "failed",
+        answer_text=answer.text if answer else None,
+        answer_choice=answer.choice if answer else None,
+        calls=finished.calls if finished else 1,
+        input_tokens=finished.input_tokens if finished else 0,
+        output_tokens=finished.output_tokens if finished else 0,
+        cost=finished.cost if finished else 0.0,
+        wall_s=finished.wall_s if finished else None,
+        created_at=T0,
+    )
+    return RunView(info, events)
+
+
+def test_summary_row_while_streaming_and_at_the_end() -> None:
+    events = compare_run("r1", "react", "Dog barking", wall_s=3.25)
+    running = render.summary_row(events[:2])
+    assert running["status"] == "running" and running["answer"] is None
+    assert running["strategy"] == "react" and running["calls"] == 0
+    done = render.summary_row(events)
+    assert done == {
+        "run_id": "r1",
+        "planner": "offline",
+        "planner_label": "Offline rule planner (not an LLM)",
+        "strategy": "react",
+        "answer": "Dog barking",
+        "status": "ok",
+        "calls": 1,
+        "tokens": 120,
+        "cost": 0.001,
+        "wall_s": 3.25,
+    }
+    failed = render.summary_row(compare_run("r2", "evidence", None))
+    assert failed["status"] == "failed" and failed["answer"] is None
+    # before its first event a run is known only by what was asked for
+    assert render.summary_row([], run_id="r3", planner="gpt", strategy="refine")["planner"] == (
+        "gpt"
+    )
+
+
+def test_compare_headline_and_rows() -> None:
+    def summary(*answers: str | None) -> CompareSummary:
+        rows = [
+            render.summary_row(compare_run(f"r{i}", s, a))
+            for i, (s, a) in enumerate(zip(["react", "evidence", "refine"], answers, strict=False))
+        ]
+        return CompareSummary.from_rows(rows)
+
+    agree = summary("Dog barking", "Dog barking")
+    assert render.compare_headline(agree) == "✅ **All 2 runs agree:** Dog barking"
+    majority = render.compare_headline(summary("Dog barking", "Rain", "Dog barking"))
+    assert "disagree" in majority and "**Dog barking** (2 of 3 runs" in majority
+    split = render.compare_headline(summary("Dog barking", "Rain"))
+    assert "No majority" in split and "Rain: 1" in split
+    assert "None of the 2 runs" in render.compare_headline(summary(None, None))
+
+    running = CompareSummary.from_rows(
+        [render.summary_row(compare_run("r1", "react", "Rain")), render.summary_row([])]
+    )
+    assert render.compare_headline(running) == "⏳ **1 of 2 runs finished.**"
+
+    rows = render.compare_rows(summary("Dog barking", None))
+    assert rows[0] == ["Offline rule planner", "react", "Dog barking", "1", "2.0 s", "$0.0010",
+                       "120"]  # fmt: skip
+    assert rows[1][2] == "(no answer) (failed)" and rows[1][4].endswith(" s")
+    table = render.compare_table_md(summary("Dog | barking", "Rain"))
+    assert table.splitlines()[0] == "| " + " | ".join(render.COMPARE_COLUMNS) + " |"
+    assert "Dog \\| barking" in table  # a pipe in an answer does not break the table
+
+
+def test_reopened_compare_message_shows_every_run_and_the_summary() -> None:
+    first = compare_run("r1", "react", "Dog barking")
+    second = compare_run("r2", "evidence", "Rain")
+    user = MessageInfo(
+        id="m1", conversation_id="c", position=1, role="user", text="Which sound is this?",
+        choices=CHOICES, audio_id="a" * 64, created_at=T0,
+    )  # fmt: skip
+    headline = MessageInfo(
+        id="m2", conversation_id="c", position=2, role="assistant",
+        text="No majority among 2 planners", created_at=T0,
+    )  # fmt: skip
+    views = [
+        MessageView(user, [run_view("r1", "react", first), run_view("r2", "evidence", second)]),
+        MessageView(headline),
+    ]
+    messages = render.render_conversation(views)
+    contents = [m["content"] for m in messages]
+    assert contents[1] == "**Run 1 of 2: Offline rule planner · react**"
+    heading_2 = contents.index("**Run 2 of 2: Offline rule planner · evidence**")
+    assert messages[2:heading_2] == render.render_run(first)
+    summary = messages[-1]["content"]
+    assert summary.startswith("**Comparison of 2 runs**")
+    assert "No majority" in summary and "| react | Dog barking |" in summary
+    assert "| evidence | Rain |" in summary
+    assert "No majority among 2 planners" not in contents  # the stored headline, not twice
+
+
+def test_answer_tag_is_not_repeated_in_the_rationale() -> None:
+    e = Clock()
+    events = [
+        started(e),
+        e(ev.Answer, text="Dog barking", choice="Dog barking",
+          rationale="The model hears a dog. <answer>Dog barking</answer>"),
+        e(ev.RunFinished, calls=0, input_tokens=9, output_tokens=3, cost=0.0, wall_s=0.2),
+    ]  # fmt: skip
+    content = render.render_run(events)[-1]["content"]
+    assert "The model hears a dog." in content and "answer\\>" not in content
+
+
+# ------------------------------------------------------------------------------ timeline
+
+
+def test_tracks_from_events_group_spans_by_tool() -> None:
+    e = Clock()
+    spans = [{"start": 0.5, "end": 1.0, "label": "Dog"}, {"start": 2, "end": 1.5, "label": "x"}]
+    events = [
+        started(e),
+        e(ev.ToolResultEvent, call_id="c1", tool="sound_events", output="",
+          data={"spans": spans}),
+        e(ev.ToolResultEvent, call_id="c2", tool="speech_activity", output="",
+          data={"spans": [{"start": 0.1, "end": 0.2}, {"start": "bad"}]}),
+        e(ev.ToolResultEvent, call_id="c3", tool="sound_events", output="",
+          data={"spans": spans[:1]}),  # a repeated span is drawn once
+        e(ev.ToolResultEvent, call_id="c4", tool="transcribe", output="", error="failed",
+          data={"spans": spans}),  # a failed call reports nothing
+        e(ev.ToolResultEvent, call_id="c5", tool="signal_stats", output="", data={}),
+    ]  # fmt: skip
+    tracks = timeline.tracks_from_events(events)
+    assert [t.tool for t in tracks] == ["sound_events", "speech_activity"]
+    assert tracks[0].spans == [timeline.Span(0.5, 1.0, "Dog"), timeline.Span(1.5, 2.0, "x")]
+    assert tracks[1].spans == [timeline.Span(0.1, 0.2, "")]
+
+
+def test_overlapping_spans_are_stacked() -> None:
+    spans = [timeline.Span(0, 2), timeline.Span(0.5, 3), timeline.Span(1, 4), timeline.Span(2.5, 5)]
+    assert timeline.subrows(spans) == [0, 1, 2, 0]
+    many = [timeline.Span(0, 10)] * 6  # beyond MAX_SUBROWS they share the last row
+    assert timeline.subrows(many) == [0, 1, 2, 3, 3, 3]
+
+
+def test_timeline_draws_bands_where_the_tools_reported_spans() -> None:
+    rate = 16_000
+    t = np.arange(4 * rate) / rate
+    samples = np.where((t > 1) & (t < 2), 0.5 * np.sin(2 * np.pi * 1000 * t), 0.0)
+    tracks = [
+        timeline.Track("speech_activity", [timeline.Span(1.0, 2.0, "speech")]),
+        timeline.Track("my_tool", [timeline.Span(0.0, 0.5, "a"), timeline.Span(0.2, 3.0, "b")]),
+    ]
+    image = timeline.draw_timeline(samples, rate, tracks, width=900, title="test")
+    layout = timeline.Layout(width=900, duration=4.0, tracks=tracks)
+    assert image.size == (900, layout.height)
+    pixels = np.asarray(image)
+    green = timeline.TOOL_COLOURS["speech_activity"]
+    colours = timeline.tool_colours(tracks)
+    assert colours["my_tool"] not in (green, *timeline.TOOL_COLOURS.values())
+
+    def at(x: float, y: float) -> tuple[int, ...]:
+        return tuple(int(v) for v in pixels[int(y), int(x)])
+
+    # Inside the speech span's box, in its lane: the tool's colour; before and after: not.
+    x0, y0, x1, y1 = layout.span_box(0, 0)
+    assert (round(x0), round(x1)) == (round(layout.x(1.0)), round(layout.x(2.0)))
+    top_row = y0 + 1  # above the label's letters
+    assert at(layout.x(1.05), top_row) == green
+    assert at(layout.x(1.95), top_row) == green
+    assert at(layout.x(0.8), top_row) == timeline.PANEL
+    assert at(layout.x(2.3), top_row) == timeline.PANEL
+    # The second tool's overlapping spans sit in two sub-rows of its own lane.
+    _, a_top, _, a_bottom = layout.span_box(1, 0)
+    _, b_top, _, b_bottom = layout.span_box(1, 1)
+    assert b_top > a_bottom and a_top > y1
+    assert at(layout.x(2.5), b_top + 1) == colours["my_tool"]
+    assert at(layout.x(2.5), a_top + 1) == timeline.PANEL
+    assert at(layout.x(0.4), a_top + 1) == colours["my_tool"]
+    # The legend: each lane starts with a swatch in its tool's colour.
+    assert at(13, layout.lane_top(0) + 11) == green
+    assert at(13, layout.lane_top(1) + 11) == colours["my_tool"]
+    # The waveform is drawn where there is sound, flat where there is none; the spectrogram
+    # is brightest at 1 kHz while the tone sounds.
+    wave_mid = layout.wave_top + layout.wave_h // 2
+    column_sound, column_quiet = int(layout.x(1.5)), int(layout.x(3.5))
+    assert at(column_sound, wave_mid - 20) == timeline.WAVE
+    assert at(column_quiet, wave_mid - 20) != timeline.WAVE
+    spectrogram = pixels[layout.spec_top : layout.spec_top + layout.spec_h, column_sound].sum(1)
+    brightest = int(np.argmax(spectrogram))
+    expected = layout.spec_h * (1 - 1000 / 8000)
+    assert abs(brightest - expected) <= 4
+    quiet = pixels[layout.spec_top : layout.spec_top + layout.spec_h, column_quiet].sum(1)
+    assert quiet.max() < spectrogram.max()
+
+
+def test_timeline_without_spans_or_audio_still_draws() -> None:
+    image = timeline.draw_timeline(np.zeros(0, np.float32), 16_000, [])
+    assert image.size[0] == 1100
+    long = np.random.default_rng(0).normal(0, 0.1, 16_000 * 600).astype(np.float32)
+    spans = [timeline.Span(i, i + 0.5, f"s{i}") for i in range(0, 600, 3)]
+    picture = timeline.draw_timeline(long, 16_000, [timeline.Track("transcribe", spans)])
+    assert picture.size[0] == 1100
+
+
+def test_tick_step() -> None:
+    assert timeline.tick_step(5.0) == 0.5
+    assert timeline.tick_step(30.0) == 5
+    assert timeline.tick_step(1800.0) == 300
+
+
+def test_a_stopped_run_is_summarised_as_cancelled() -> None:
+    events = compare_run("r1", "react", None)
+    view = run_view("r1", "react", events)
+    view.info.error_kind = "cancelled"
+    assert render.stored_summary_row(view)["status"] == "cancelled"
+    long = "a very long free-text answer " * 5
+    split = CompareSummary.from_rows(
+        [render.summary_row(compare_run("r1", "react", long)),
+         render.summary_row(compare_run("r2", "evidence", "Rain"))]
+    )  # fmt: skip
+    assert "…: 1" in render.compare_headline(split)  # long answers are clipped in the votes
+
+
+def test_compare_pairs_and_the_unavailable_list() -> None:
+    from frontend import ui
+
+    pairs = ui.contenders(["offline", "gpt"], ["react", "evidence", "refine"])
+    assert pairs == [("offline", "react"), ("offline", "evidence"), ("offline", "refine"),
+                     ("gpt", "react")]  # fmt: skip
+    assert ui.contenders(["offline"], []) == []
+    text = ui.unavailable_table(
+        {
+            "planners": [{"name": "gpt", "label": "GPT-5", "available": False,
+                          "reason": "set OPENAI_API_KEY to use it"}],
+            "tools": [{"name": "clip", "label": "", "available": True, "reason": None}],
+            "presets": [{"name": "closed", "label": "Closed", "available": False,
+                         "reason": "gpt: set OPENAI_API_KEY to use it"}],
+        }
+    )  # fmt: skip
+    assert "**Planners**\n\n- **GPT-5**: set OPENAI\\_API\\_KEY to use it" in text
+    assert "**Presets**" in text and "**Tools**" not in text
+    assert "available" in ui.unavailable_table({"planners": [], "tools": []})
