@@ -53,6 +53,11 @@ def extract_answer(text: str) -> str:
     return text.strip()
 
 
+def strip_answer(text: str) -> str:
+    """The reasoning around an answer, without its ``<answer>...</answer>`` tag."""
+    return _ANSWER_TAG.sub("", text).strip()
+
+
 def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 

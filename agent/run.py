@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import events as ev
-from agent.answer import Similarity, extract_answer, match_choice
+from agent.answer import Similarity, extract_answer, match_choice, strip_answer
 from agent.audio import AudioRef, AudioStore
 from agent.planners.base import (
     ChatMessage,
@@ -386,7 +386,7 @@ class RunContext:
             choice=match.choice,
             match_rule=match.rule if self.req.choices else None,
             confidence=final.confidence if final else None,
-            rationale=final.rationale if final else text.strip(),
+            rationale=final.rationale if final else strip_answer(text),
             forced=forced,
         )
         return self.answer

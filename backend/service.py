@@ -84,10 +84,10 @@ class CompareSummary:
     def headline(self) -> str:
         n = len(self.runs)
         if self.agreement and self.majority:
-            return f"{self.majority} (all {n} planners agree)"
+            return f"{self.majority} (all {n} runs agree)"
         if self.majority:
             return f"{self.majority} (majority, {self.votes[self.majority]} of {n})"
-        return f"No majority among {n} planners: " + "; ".join(
+        return f"No majority among {n} runs: " + "; ".join(
             f"{r['planner']}/{r['strategy']}: {r['answer'] or r['status']}" for r in self.runs
         )
 

@@ -18,6 +18,7 @@ from typing import Any, assert_never
 
 from agent import events as ev
 from backend.service import CompareSummary, MessageView, RunView
+from backend.service import summary_row as stored_row
 
 Message = dict[str, Any]
 
@@ -470,22 +471,7 @@ def summary_row(
 
 def stored_summary_row(run: RunView) -> dict[str, Any]:
     """One run of a comparison from its stored totals (a reopened conversation)."""
-    info = run.info
-    status = info.status
-    if status == "failed" and info.error_kind == "cancelled":  # stored as failed; say why
-        status = "cancelled"
-    return {
-        "run_id": info.id,
-        "planner": info.planner,
-        "planner_label": planner_label_of(run.events, info.planner),
-        "strategy": info.strategy,
-        "answer": info.answer_choice or info.answer_text,
-        "status": status,
-        "calls": info.calls,
-        "tokens": info.input_tokens + info.output_tokens,
-        "cost": info.cost,
-        "wall_s": info.wall_s,
-    }
+    return stored_row(run.info, planner_label_of(run.events, run.info.planner))
 
 
 def compare_rows(summary: CompareSummary) -> list[list[str]]:

@@ -525,7 +525,7 @@ def _fold(run: Run, event: Event) -> None:
         run.status = event.status
         run.finished_at = event.at
     elif isinstance(event, RunFailed):
-        run.status = "failed"
+        run.status = "cancelled" if event.kind == "cancelled" else "failed"
         run.error = event.message
         run.error_kind = event.kind
         run.finished_at = event.at

@@ -579,7 +579,7 @@ def test_tick_step() -> None:
 def test_a_stopped_run_is_summarised_as_cancelled() -> None:
     events = compare_run("r1", "react", None)
     view = run_view("r1", "react", events)
-    view.info.error_kind = "cancelled"
+    view.info.status = "cancelled"  # as storage records a stopped run
     assert render.stored_summary_row(view)["status"] == "cancelled"
     long = "a very long free-text answer " * 5
     split = CompareSummary.from_rows(

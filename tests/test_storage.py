@@ -350,6 +350,11 @@ def test_forced_and_failed_runs_and_groups(store: Store, tmp_path: Path) -> None
     assert runs[failed].error_kind == "planner"
     assert runs[failed].finished_at is not None
 
+    stopped = run_id()
+    store.create_run(stopped, msg.id, "offline", "react", [])
+    store.append_event(RunFailed(run_id=stopped, seq=1, kind="cancelled", message="Stopped."))
+    assert store.get_run(stopped).status == "cancelled"
+
 
 def test_running_run_is_marked_interrupted(db_url: str, tmp_path: Path) -> None:
     store = Store.open(db_url)

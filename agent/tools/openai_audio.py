@@ -79,6 +79,12 @@ class OpenAIAudioChatTool:
                     for (a, b), (text, _, _) in zip(parts, answers, strict=True)
                 ],
                 "windows": len(parts),
+                "spans": [
+                    {"start": a, "end": b, "label": f"window {i + 1}"}
+                    for i, (a, b) in enumerate(parts)
+                ]
+                if len(parts) > 1
+                else [],
             },
         )
 
