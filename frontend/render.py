@@ -281,7 +281,11 @@ def _verification_message(event: ev.Verification, run_id: str) -> Message:
     lines = []
     if event.question:
         lines += [f"**Question:** {md_escape(event.question)}", ""]
-    lines += [f"- **{md_escape(name)}:** {md_escape(text)}" for name, text in event.answers.items()]
+    lines += ["| source | says |", "|---|---|"]
+    lines += [
+        f"| {md_escape(name)} | {md_escape(' '.join(text.split()))} |"
+        for name, text in event.answers.items()
+    ]
     lines += ["", f"**Agreement:** {'yes' if event.agreement else 'no'}"]
     if event.resolution:
         lines += ["", f"**Resolution:** {md_escape(event.resolution)}"]

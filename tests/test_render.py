@@ -328,6 +328,7 @@ def test_model_thinking_step_verification_and_document() -> None:
     assert check["metadata"]["title"] == "⚖️ Cross-check of tools: a, b"
     assert check["metadata"]["log"] == "disagree"
     assert "Is it a dog?" in check["content"] and "Trust a." in check["content"]
+    assert "| source | says |" in check["content"] and "| b | wolf |" in check["content"]
     assert document["metadata"]["title"] == "📝 Working document · iteration 1"
     assert document["content"] == "A dog barks twice."
 
