@@ -1,6 +1,6 @@
 """What the browser tests share: the app on a free port, headless Chromium, page helpers.
 
-Used as a pytest plugin by the browser test modules (``pytest_plugins = ["tests.browser_kit"]``):
+Loaded as a pytest plugin for every test run (``-p tests.browser_kit`` in pyproject.toml):
 it provides the ``page`` fixture and the ``app_server`` fixture factory. Screenshots go to
 each test's tmp_path; their paths are printed (see them with ``-s``).
 """

@@ -23,7 +23,6 @@ from tests.browser_kit import (
     wait_for_count,
 )
 
-pytest_plugins = ["tests.browser_kit"]
 pytestmark = pytest.mark.browser
 
 QUESTION = "Which sound is this?"

@@ -25,7 +25,6 @@ from tests.browser_kit import (
     wait_for_count,
 )
 
-pytest_plugins = ["tests.browser_kit"]
 pytestmark = pytest.mark.browser
 
 QUESTION = "Which sound do you hear?"

@@ -33,7 +33,6 @@ from tests.browser_kit import (
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.servers import serve
 
-pytest_plugins = ["tests.browser_kit"]
 pytestmark = pytest.mark.browser
 
 KEY_ENV = "FAKE_OPENAI_API_KEY"
@@ -222,3 +221,56 @@ def test_openai_compatible_planner_and_audio_tool(  # type: ignore[no-untyped-de
     assert TOOL_ANSWER in planner_bodies[1]["messages"][-1]["content"]
     assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in fake.requests)
     print(f"openai browser test took {time.monotonic() - started:.1f} s")
+
+
+def test_compare_two_planners_side_by_side(  # type: ignore[no-untyped-def]
+    app_server, page, tmp_path: Path, monkeypatch
+) -> None:
+    """Compare mode with two planners: the offline rule planner and the OpenAI-compatible one
+    stream in two columns; the summary shows both answers, agreement and the majority."""
+    fake = FakeOpenAI()
+    fake.chat_fn = scripted(fake)
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with serve(fake.app) as base:
+        config = tmp_path / "models.toml"
+        catalogue = CATALOGUE.format(
+            base=base, key_env=KEY_ENV, tool=TOOL, planner_label=PLANNER_LABEL,
+            preset_label=PRESET_LABEL,
+        )  # fmt: skip
+        config.write_text(catalogue + '\n[[tool]]\nname = "sound_events"\nprovider = "local"\n')
+        url = app_server(registry=Registry(config, env={KEY_ENV: KEY}))
+        open_app(page, url)
+
+        page.locator("#main-tabs button[role=tab]").filter(has_text="Compare").click()
+        page.locator("#compare-planners input").click()
+        page.get_by_role("option").filter(has_text="Scripted GPT").first.click()
+        page.keyboard.press("Escape")
+        chips = page.locator("#compare-strategies .token").filter(has_text="evidence")
+        if chips.count():
+            chips.first.locator(".token-remove").click()
+        page.wait_for_function(
+            "() => document.querySelector('#ask').innerText.includes('Compare 2 runs')"
+        )
+        upload(page, DOG_CLIP)
+        fill_question(page, QUESTION, SOUND_CHOICES)
+        page.locator("#ask").click()
+
+        first, second = page.locator("#compare-run-1"), page.locator("#compare-run-2")
+        for column in (first, second):
+            column.locator(".message-row").filter(has_text="Answer:").first.wait_for(timeout=60_000)
+        columns = first.inner_text() + second.inner_text()
+        assert "Offline rule planner" in columns and "Scripted GPT" in columns
+        page.wait_for_function(
+            "() => /agree|majority/i.test(document.querySelector('#compare-summary').innerText)",
+            timeout=30_000,
+        )
+        summary = page.locator("#compare-summary")
+        rows = summary.locator("table tbody tr")
+        assert rows.count() == 2
+        cells = [[c.strip() for c in rows.nth(i).locator("td").all_inner_texts()] for i in range(2)]
+        assert {row[2] for row in cells} == {"Dog barking"}
+        assert "All 2 runs agree" in summary.inner_text()
+        tokens = [int(row[-1].replace(",", "")) for row in cells]
+        assert sorted(tokens)[0] == 0 and sorted(tokens)[1] > 0  # offline: no tokens
+        screenshot(page, tmp_path / "compare-two-planners.png")
+    assert len([b for b in fake.chat_bodies() if b.get("stream")]) == 2
