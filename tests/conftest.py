@@ -29,6 +29,16 @@ class NetworkBlocked(RuntimeError):
     pass
 
 
+# Every blocked attempt is remembered, so a test fails even when the code under test
+# catches the exception (an SDK turning it into a connection error, say).
+BLOCKED: list[str] = []
+
+
+def _block(what: str) -> NetworkBlocked:
+    BLOCKED.append(what)
+    return NetworkBlocked(f"test tried to reach the network: {what}")
+
+
 def _is_loopback(address: object) -> bool:
     if isinstance(address, str | bytes):
         return True  # a unix socket path
@@ -50,13 +60,13 @@ _real_getaddrinfo = socket.getaddrinfo
 
 def _guarded_connect(self: socket.socket, address: object) -> None:
     if not _is_loopback(address):
-        raise NetworkBlocked(f"test tried to reach the network: {address!r}")
+        raise _block(repr(address))
     return _real_connect(self, address)
 
 
 def _guarded_connect_ex(self: socket.socket, address: object) -> int:
     if not _is_loopback(address):
-        raise NetworkBlocked(f"test tried to reach the network: {address!r}")
+        raise _block(repr(address))
     return _real_connect_ex(self, address)
 
 
@@ -64,7 +74,7 @@ def _guarded_getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
     if host not in (None, "localhost", "127.0.0.1", "::1", "0.0.0.0") and not str(host).startswith(
         "127."
     ):
-        raise NetworkBlocked(f"test tried to resolve {host!r}")
+        raise _block(f"name lookup of {host!r}")
     return _real_getaddrinfo(host, *args, **kwargs)
 
 
@@ -73,6 +83,15 @@ def _block_network() -> None:
     socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
     socket.getaddrinfo = _guarded_getaddrinfo  # type: ignore[assignment]
+
+
+@pytest.fixture(autouse=True)
+def _no_network_attempts():
+    BLOCKED.clear()
+    yield
+    attempts = list(BLOCKED)
+    BLOCKED.clear()
+    assert not attempts, f"the test tried to reach the network: {attempts}"
 
 
 @pytest.fixture
