@@ -98,3 +98,24 @@ def test_command_line_reports_bad_input(tmp_path):
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2 and "could not be read as audio" in done.stderr
+
+
+async def test_silence_is_called_silence(registry, tmp_path):
+    import numpy as np
+    import soundfile as sf
+
+    path = tmp_path / "silence.wav"
+    sf.write(path, np.zeros(32_000), 16_000)
+    store = AudioStore(tmp_path / "audio")
+    audio = store.add_file(path)
+    for question, choices, words in [
+        ("What does the speaker say?", [], "No speech was detected"),
+        ("Which sound is heard?", ["Dog", "Rain"], "The recording is silent"),
+    ]:
+        request = RunRequest(
+            question, [audio], registry.planner("offline"), registry.tools(), choices=choices
+        )
+        events = [e async for e in run_question(request, store=store)]
+        answer = next(e for e in events if e.type == "answer")
+        assert words in answer.text + answer.rationale
+        assert events[-1].type == "run_finished"

@@ -237,12 +237,15 @@ class OfflinePlanner:
             text = describe(qtype.kind, collect_evidence(situation.results))
             return FinalAnswer(text=text, rationale=f"{text}{notes}")
         if decision.best is None:
+            evidence = collect_evidence(situation.results)
+            why = "No tool gave evidence for any choice"
+            if _only_silence(evidence):
+                why = "The recording is silent (the sound classifier hears only silence)"
             return FinalAnswer(
                 text=choices[0],
                 choice=choices[0],
                 confidence=decision.confidence,
-                rationale="No tool gave evidence for any choice, so this is a guess: "
-                f"{choices[0]}.{notes}",
+                rationale=f"{why}, so this is a guess: {choices[0]}.{notes}",
             )
         lines = [f"Evidence: {s.reason}." for s in decision.sources]
         table = ", ".join(f"{c} {t:.2f}" for c, t in zip(choices, decision.total, strict=True))
@@ -403,8 +406,19 @@ def describe(kind: str, evidence: Evidence) -> str:
     if evidence.transcript and kind not in ("speech_content", "speaker", "general"):
         parts.append(f'Speech in it says: "{evidence.transcript}".')
     if evidence.speech_seconds is not None and not evidence.transcript:
-        parts.append(f"Speech detected: {evidence.speech_seconds:.1f} s.")
+        parts.append(
+            f"Speech detected: {evidence.speech_seconds:.1f} s, but nothing was recognised."
+            if evidence.speech_seconds > 0
+            else "No speech was detected in the recording."
+        )
+    if _only_silence(evidence):
+        parts.insert(0, "The recording is silent.")
     return " ".join(parts) or "The tools found nothing to report about this recording."
+
+
+def _only_silence(evidence: Evidence) -> bool:
+    labels = [label for label, score in evidence.labels if score >= 0.2]
+    return bool(labels) and all(label == "Silence" for label in labels)
 
 
 def _sentences(text: str) -> list[str]:
