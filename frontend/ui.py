@@ -1023,11 +1023,19 @@ def build_ui(service: AgentService) -> gr.Blocks:
         planner.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
         tools.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
 
+        def single_run_controls(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
+            """Compare picks its own planners and strategies: grey out the single-run ones."""
+            single = mode == "chat"
+            return (
+                gr.update(interactive=single and bool(ui.available_planners)),
+                gr.update(interactive=single),
+            )
+
         for tab, mode in ((chat_tab, "chat"), (compare_tab, "compare")):
             tab.select(
-                lambda p, s, mode=mode: ui.on_tab(mode, p, s),
+                lambda p, s, mode=mode: (*ui.on_tab(mode, p, s), *single_run_controls(mode)),
                 inputs=contender_inputs,
-                outputs=[mode_state, ask_btn],
+                outputs=[mode_state, ask_btn, planner, strategy],
             )
         for picker in contender_inputs:
             picker.change(
