@@ -84,6 +84,10 @@ def match_choice(
     if not choices:
         return ChoiceMatch(None, "none")
     answer = extract_answer(text)
+    norm = _normalise(answer)
+    for choice in choices:  # exact text first: a choice may itself be a letter ("A", "B")
+        if norm == _normalise(choice):
+            return ChoiceMatch(choice, "exact")
     stripped = answer.strip().strip("*").strip()
     for form in _LETTER_FORMS:
         found = form.match(stripped)
@@ -94,10 +98,6 @@ def match_choice(
                 rest = stripped[found.end(1) :].strip(" .):")
                 if not rest or _normalise(rest) == _normalise(choices[index]):
                     return ChoiceMatch(choices[index], "letter")
-    norm = _normalise(answer)
-    for choice in choices:
-        if norm == _normalise(choice):
-            return ChoiceMatch(choice, "exact")
     token_hits = [c for c in choices if token_rule_correct(answer, c, choices)]
     if len(token_hits) == 1:
         return ChoiceMatch(token_hits[0], "token")

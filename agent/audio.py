@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import shutil
 import threading
+import uuid
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,10 +150,15 @@ class AudioStore:
         samples, fmt, rate, channels = decode_bytes(data, max_seconds=self.max_seconds, name=name)
         folder = self._folder(digest)
         folder.mkdir(parents=True, exist_ok=True)
-        original = folder / f"original.{fmt}"
-        original.write_bytes(data)
-        sf.write(folder / "audio.wav", samples, SAMPLE_RATE, subtype="PCM_16")
-        (folder / "meta.txt").write_text(f"{fmt}\n{rate}\n{channels}\n{Path(name).name}\n")
+        # Each file appears whole or not at all (os.replace), so a run reading this
+        # recording while the same upload arrives twice never sees a half-written file.
+        _atomic_write(folder / f"original.{fmt}", lambda path: path.write_bytes(data))
+        _atomic_write(
+            folder / "audio.wav",
+            lambda path: sf.write(path, samples, SAMPLE_RATE, subtype="PCM_16", format="WAV"),
+        )
+        meta = f"{fmt}\n{rate}\n{channels}\n{Path(name).name}\n"
+        _atomic_write(folder / "meta.txt", lambda path: path.write_text(meta))
         ref = self.get(digest)
         assert ref is not None
         return ref
@@ -208,6 +216,15 @@ class AudioStore:
 
     def _folder(self, digest: str) -> Path:
         return self.root / digest[:2] / digest
+
+
+def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
+    temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        write(temporary)
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def _is_hex_id(value: str) -> bool:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlparse
-
 import httpx
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from agent.remote import ModelConfig, RemoteError, redact
+from agent.remote import ModelConfig, RemoteError, host_of, redact
 
 try:  # the SDK prefers httpx2 (a fork of httpx under its own name) when it is installed
     import httpx2
@@ -56,7 +54,7 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
     """Turn an SDK exception into one clear message; say which are worth retrying."""
     if isinstance(exc, RemoteError):
         return exc
-    where = urlparse(config.url() or f"https://{DEFAULT_HOST}").netloc or "the server"
+    where = host_of(config.url(), f"https://{DEFAULT_HOST}")
     key_var = config.key_env or "the key variable"
     detail = redact(_detail(exc), [config.key()])
     if isinstance(exc, genai_errors.APIError):
@@ -103,5 +101,5 @@ def _is_bad_key(exc: genai_errors.APIError) -> bool:
 def _detail(exc: BaseException) -> str:
     if isinstance(exc, genai_errors.APIError):
         message = exc.message or exc.status or ""
-        return str(message)[:300] or f"HTTP {exc.code}"
-    return (str(exc) or type(exc).__name__)[:300]
+        return str(message) or f"HTTP {exc.code}"
+    return str(exc) or type(exc).__name__

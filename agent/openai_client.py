@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlparse
-
 import httpx
 import openai
 
-from agent.remote import ModelConfig, RemoteError, redact
+from agent.remote import ModelConfig, RemoteError, host_of, redact
 
 NO_KEY = "EMPTY"  # self-hosted servers (vLLM, Ollama) accept any key
 
@@ -23,7 +21,7 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
 
 def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
     """Turn an SDK exception into one clear message; say which are worth retrying."""
-    where = urlparse(config.url() or "https://api.openai.com").netloc or "the server"
+    where = host_of(config.url(), "https://api.openai.com")
     key_var = config.key_env or "the key variable"
     detail = redact(_detail(exc), [config.key()])
     if isinstance(exc, openai.AuthenticationError):
@@ -60,8 +58,11 @@ def _detail(exc: BaseException) -> str:
     if isinstance(exc, openai.APIStatusError):
         body = exc.body
         if isinstance(body, dict):
-            message = body.get("message") or (body.get("error") or {}).get("message")
+            error = body.get("error")
+            message = body.get("message") or (
+                error.get("message") if isinstance(error, dict) else error
+            )
             if message:
-                return str(message)[:300]
-        return (exc.message or "")[:300]
-    return (str(exc) or type(exc).__name__)[:300]
+                return str(message)
+        return exc.message or ""
+    return str(exc) or type(exc).__name__

@@ -12,6 +12,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 from agent.events import Usage
 
@@ -124,11 +125,20 @@ class RemoteError(Exception):
         self.retryable = retryable
 
 
-def redact(text: str, secrets: list[str | None]) -> str:
+def redact(text: str, secrets: list[str | None], limit: int = 300) -> str:
+    """Remove secrets, then shorten (in that order, so no half key survives a cut)."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
-    return text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def host_of(url: str | None, default: str) -> str:
+    """host[:port] of a URL, never its user:password part."""
+    parsed = urlparse(url or default)
+    if not parsed.hostname:
+        return "the server"
+    return parsed.hostname + (f":{parsed.port}" if parsed.port else "")
 
 
 async def with_retries(

@@ -10,6 +10,7 @@ to the planner (never swallowed), and the final answer mapped onto the choices.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import events as ev
-from agent.answer import Similarity, extract_answer, match_choice, strip_answer
+from agent.answer import ChoiceMatch, Similarity, extract_answer, match_choice, strip_answer
 from agent.audio import AudioRef, AudioStore
 from agent.planners.base import (
     ChatMessage,
@@ -95,6 +96,18 @@ class _Totals:
     def add(self, usage: ev.Usage, cost: float) -> None:
         self.usage = self.usage + usage
         self.cost += cost
+
+
+def _unique_ids(requests: list[ToolCallRequest]) -> list[ToolCallRequest]:
+    """Some servers repeat call ids within a turn; give repeats their own id."""
+    seen: set[str] = set()
+    unique = []
+    for request in requests:
+        if request.id in seen:
+            request = dataclasses.replace(request, id=f"{request.id}_{len(seen) + 1}")
+        seen.add(request.id)
+        unique.append(request)
+    return unique
 
 
 def tool_specs(tools: Sequence[Tool], audio: Sequence[AudioRef]) -> list[ToolSpec]:
@@ -251,7 +264,12 @@ class RunContext:
         ``out`` receives one outcome per request, in request order.
         """
         available = list(self.req.tools if tools is None else tools)
-        accepted = requests[: self.calls_left]
+        requests = _unique_ids(requests)
+        names = {t.name for t in available}
+        # Only calls that name a real tool and parse count against the budget; the others
+        # are answered with their error at once.
+        valid = [r for r in requests if not r.parse_error and r.name in names]
+        accepted = valid[: self.calls_left]
         for request in requests:
             tool = next((t for t in available if t.name == request.name), None)
             yield self.emit(
@@ -263,10 +281,15 @@ class RunContext:
             )
         self.totals.calls += len(accepted)
         done: dict[str, CallOutcome] = {}
-        for request in requests[len(accepted) :]:
-            result = ToolResult(
-                output="", error=f"Not run: the budget of {self.budget} tool calls is spent."
-            )
+        for request in requests:
+            if request in accepted:
+                continue
+            if request in valid:  # valid but over the budget
+                result = ToolResult(
+                    output="", error=f"Not run: the budget of {self.budget} tool calls is spent."
+                )
+            else:
+                result, _ = await self._call_tool(request, available, use_cache)
             done[request.id] = CallOutcome(request, result)
             yield self._result_event(done[request.id], 0.0)
 
@@ -275,12 +298,17 @@ class RunContext:
             result, cached = await self._call_tool(request, available, use_cache)
             return CallOutcome(request, result, cached), time.monotonic() - begun
 
-        for next_done in asyncio.as_completed([one(r) for r in accepted]):
-            outcome, duration = await next_done
-            done[outcome.request.id] = outcome
-            if not outcome.cached:
-                self.totals.add(outcome.result.usage, outcome.result.cost)
-            yield self._result_event(outcome, duration)
+        tasks = [asyncio.ensure_future(one(r)) for r in accepted]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                outcome, duration = await next_done
+                done[outcome.request.id] = outcome
+                if not outcome.cached:
+                    self.totals.add(outcome.result.usage, outcome.result.cost)
+                yield self._result_event(outcome, duration)
+        finally:  # stopped or cancelled: do not let paid calls run on unseen
+            for task in tasks:
+                task.cancel()
         out.extend(done[r.id] for r in requests)
 
     def _result_event(self, outcome: CallOutcome, duration: float) -> ev.ToolResultEvent:
@@ -317,6 +345,9 @@ class RunContext:
             error = f"Unknown audio id '{alias}'. Known ids: {known}."
             return ToolResult(output="", error=error), False
         key = cache_key(audio.id, tool.name, arguments, tool.model)
+        # A composite tool's result depends on the tools it combines; its inner calls are
+        # cached one by one instead.
+        use_cache = use_cache and not getattr(tool, "composite", False)
         if use_cache:
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
@@ -337,7 +368,7 @@ class RunContext:
             result = ToolResult(output="", error=error)
         if result.model is None and tool.model:
             result = result.model_copy(update={"model": tool.model})
-        if result.error is None:
+        if result.error is None and use_cache:
             await asyncio.to_thread(self.cache.put, key, tool.name, audio.id, result)
         return result, False
 
@@ -345,8 +376,8 @@ class RunContext:
         """A tool run inside another (caption, ask_audio) on the whole recording, cached."""
         key = cache_key(ctx.audio.id, tool.name, arguments, tool.model)
         hit = await asyncio.to_thread(self.cache.get, key)
-        if hit is not None:
-            return hit
+        if hit is not None:  # paid for once already
+            return hit.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
         result = await tool(ctx, arguments)
         if result.error is None:
             await asyncio.to_thread(self.cache.put, key, tool.name, ctx.audio.id, result)
@@ -378,8 +409,13 @@ class RunContext:
     ) -> ev.Answer:
         """The answer event: the planner's text mapped onto the choices (rule recorded)."""
         answer_text = final.text if final else extract_answer(text)
-        candidate = final.choice if final and final.choice else answer_text
-        match = await asyncio.to_thread(match_choice, candidate, self.req.choices, self.similarity)
+        if final and final.choice in self.req.choices:  # the planner named the choice itself
+            match = ChoiceMatch(final.choice, "exact")
+        else:
+            candidate = final.choice if final and final.choice else answer_text
+            match = await asyncio.to_thread(
+                match_choice, candidate, self.req.choices, self.similarity
+            )
         self.answer = self.emit(
             ev.Answer,
             text=answer_text,

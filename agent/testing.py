@@ -49,7 +49,11 @@ class SeenTurn:
 
 
 class ScriptedPlanner:
-    """Plays back a list of turns; records what the loop showed it on each turn."""
+    """Plays back a list of turns; records what the loop showed it on each turn.
+
+    The script position is the number of turns seen so far, across runs: use one instance
+    per run (or a callable turn that decides from the messages) when runs overlap.
+    """
 
     is_llm = False
 

@@ -10,6 +10,7 @@ from fastapi import APIRouter, FastAPI, File, HTTPException, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from agent.events import RunFailed
 from backend.service import AgentService, AskRequest, ServiceError
 from storage.schemas import AudioInfo, ConversationInfo
 
@@ -160,8 +161,19 @@ def build_router(service: AgentService) -> APIRouter:
         )
 
         async def sse() -> AsyncIterator[str]:
-            async for event in service.stream(conversation_id, request):
-                yield sse_frame(event.type, event.model_dump_json(), event.seq)
+            last = 0
+            try:
+                async for event in service.stream(conversation_id, request):
+                    last = event.seq
+                    yield sse_frame(event.type, event.model_dump_json(), event.seq)
+            except Exception as exc:  # stored as run_failed by the service; tell the client too
+                failed = RunFailed(
+                    run_id=request.run_id,
+                    seq=last + 1,
+                    kind="internal_error",
+                    message=f"{type(exc).__name__}: {exc}",
+                )
+                yield sse_frame(failed.type, failed.model_dump_json(), failed.seq)
 
         return StreamingResponse(
             sse(),

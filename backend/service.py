@@ -277,8 +277,11 @@ class AgentService:
                 cache=self.cache,
                 similarity=self.registry.similarity,
             ):
+                # Advance first: if we are cancelled while the write is in flight, the
+                # thread still stores this event and the closing one must come after it.
+                last_seq = event.seq
                 await asyncio.to_thread(self.store.append_event, event)
-                last_seq, finished = event.seq, event.type in ev.TERMINAL_TYPES
+                finished = event.type in ev.TERMINAL_TYPES
                 if isinstance(event, ev.Answer):
                     answer = event
                 yield event

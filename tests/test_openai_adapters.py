@@ -297,3 +297,22 @@ def test_retry_policy_backoff_has_jitter_and_a_cap():
     policy = RetryPolicy(attempts=5, base_delay_s=1, max_delay_s=3)
     delays = [policy.delay(4) for _ in range(200)]
     assert max(delays) <= 3 and min(delays) >= 0 and len(set(delays)) > 100
+
+
+def test_error_bodies_of_any_shape_are_classified_without_leaking_credentials():
+    import httpx
+    import openai
+
+    from agent.openai_client import classify_error
+
+    cfg = ModelConfig(
+        name="x", provider="openai_compatible", model="m",
+        base_url="https://user:s3cret-token@models.example:8000/v1",
+    )  # fmt: skip
+    response = httpx.Response(502, request=httpx.Request("POST", "https://models.example"))
+    error = classify_error(
+        openai.InternalServerError("bad gateway", response=response, body={"error": "upstream"}),
+        cfg,
+    )
+    assert error.retryable and "upstream" in str(error)
+    assert "s3cret" not in str(error) and "models.example:8000" in str(error)

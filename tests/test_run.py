@@ -240,3 +240,58 @@ def test_embedding_rule_when_nothing_else_matches():
 
     match = match_choice("a canine noise", ["Cat", "Dog"], fake_similarity)
     assert match.choice == "Dog" and match.rule == "embedding"
+
+
+def test_single_letter_choices_match_their_own_text_first():
+    assert match_choice("A", ["C", "G", "D", "A"]).choice == "A"
+    assert match_choice("B", ["Dog", "Cat"]).choice == "Cat"
+
+
+async def test_stopping_a_run_cancels_the_tools_still_running(store, tone_wav):
+    import asyncio
+
+    finished: list[dict] = []
+
+    class Tracked(ScriptedTool):
+        async def __call__(self, ctx, arguments):
+            result = await super().__call__(ctx, arguments)
+            finished.append(arguments)
+            return result
+
+    audio = store.add_file(tone_wav)
+    slow = Tracked("slow", "late", delay_s=1.0)
+    fast = ScriptedTool("fast", "early")
+    planner = ScriptedPlanner([ScriptedTurn("go", calls=[("slow", {}), ("fast", {})])])
+    stream = run_question(RunRequest("q", [audio], planner, [slow, fast]), store=store)
+    async for event in stream:
+        if event.type == "tool_result":  # the fast one; the slow one is running
+            break
+    assert len(slow.calls) == 1
+    await stream.aclose()  # what a stopped request does to the generator
+    await asyncio.sleep(1.3)
+    assert finished == []  # the slow call did not run on unseen after the stop
+
+
+async def test_repeated_call_ids_and_broken_calls(store, tone_wav):
+    audio = store.add_file(tone_wav)
+    a, b = ScriptedTool("a", "from a"), ScriptedTool("b", "from b")
+    planner = ScriptedPlanner(
+        [
+            ScriptedTurn(
+                "calls",
+                raw_calls=[
+                    ToolCallRequest("same", "a", {}),
+                    ToolCallRequest("same", "b", {}),
+                    ToolCallRequest("bad", "a", {}, parse_error="Broken JSON"),
+                    ToolCallRequest("nope", "missing", {}),
+                ],
+            ),
+            ScriptedTurn("<answer>x</answer>"),
+        ]
+    )
+    events = await collect(RunRequest("q", [audio], planner, [a, b], budget=2), store)
+    results = {r.call_id: r for r in of_type(events, "tool_result")}
+    assert results["same"].output == "from a" and results["same_2"].output == "from b"
+    # broken and unknown calls are answered with their error and use none of the budget
+    assert "Broken JSON" in results["bad"].error and "Unknown tool" in results["nope"].error
+    assert events[-1].calls == 2 and len(a.calls) == 1 and len(b.calls) == 1

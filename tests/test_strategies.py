@@ -228,3 +228,27 @@ async def test_react_records_and_cross_checks_disagreeing_tools(store, tone_wav)
 async def test_unknown_strategy_fails_clearly(store, tone_wav):
     events = await run(store, tone_wav, ScriptedPlanner([]), [], "astrology")
     assert events[-1].type == "run_failed" and "Unknown strategy 'astrology'" in events[-1].message
+
+
+async def test_evidence_verifier_naming_a_candidate_by_its_label(store, tone_wav):
+    planner = evidence_planner("Dog barking", "Rain", verdict="B")  # "B" is candidate B
+    events = await run(store, tone_wav, planner, [ScriptedTool("sound_events", "x")], "evidence")
+    assert of(events, "answer")[0].choice == "Rain"  # not choice B of the question
+
+
+async def test_inner_results_served_from_the_cache_cost_nothing_twice(store, tone_wav):
+    from agent.tools.base import MemoryToolCache
+
+    omni = audio_model()
+    omni.cost = 0.5
+    cache = MemoryToolCache()
+    costs = []
+    for strategy in ("caption_first", "caption_first"):
+        planner = ScriptedPlanner([ScriptedTurn('{"answer": "Rain", "reasoning": "r"}')])
+        request = RunRequest(
+            "Which sound?", [store.add_file(tone_wav)], planner, [omni], choices=CHOICES,
+            strategy=strategy,
+        )  # fmt: skip
+        events = [e async for e in run_question(request, store=store, cache=cache)]
+        costs.append(events[-1].cost)
+    assert costs == [0.5, 0.0] and len(omni.calls) == 1

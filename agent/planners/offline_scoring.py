@@ -18,7 +18,11 @@ from agent.answer import Similarity, tokens
 from agent.planners.question_types import NUMBER_WORDS, number_value
 
 NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}
-KEY_NAME = re.compile(r"\b([A-G])\s*(#|♯|b|♭|sharp|flat)?\s*(major|minor|maj|min)?\b", re.I)
+# The tonic is a capital letter (so the article "a" is no key); the mode words any case.
+KEY_NAME = re.compile(
+    r"\b([A-G])\s*(#|♯|b|♭|[Ss]harp|[Ff]lat)?\s*((?i:major|minor|maj|min))?(?![\w#])"
+)
+KEY_LOWER = re.compile(r"\b([a-g])\s*(#|♯|b|♭|sharp|flat)?\s*(major|minor)\b")  # "a minor"
 NOT_A_SOURCE = {"Silence"}
 GENERIC_LABELS = {
     "Animal", "Wild animals", "Domestic animals, pets", "Livestock, farm animals, working animals",
@@ -277,16 +281,19 @@ def _first_number(text: str) -> float | None:
 
 
 def _parse_key(text: str) -> tuple[str | None, str | None]:
-    found = (
-        KEY_NAME.search(text) if re.search(r"\b(major|minor|key|maj|min)\b", text, re.I) else None
-    )
+    """("F#", "minor") from "F# minor", "in the key of F sharp minor" ...; a key named with
+    its mode wins over a bare capital letter (which may be the article "A")."""
+    if not re.search(r"\b(major|minor|key|maj|min)\b", text, re.I):
+        return None, None
+    found = [*KEY_NAME.finditer(text), *KEY_LOWER.finditer(text)]
     if not found:
         return None, None
-    accidental = (found.group(2) or "").lower()
+    best = next((m for m in found if m.group(3)), found[0])
+    accidental = (best.group(2) or "").lower()
     accidental = {"♯": "#", "sharp": "#", "♭": "b", "flat": "b"}.get(accidental, accidental)
-    mode = (found.group(3) or "").lower()
+    mode = (best.group(3) or "").lower()
     mode = {"maj": "major", "min": "minor"}.get(mode, mode) or None
-    return found.group(1).upper() + accidental, mode
+    return best.group(1).upper() + accidental, mode
 
 
 def _clip_text(text: str, limit: int = 120) -> str:

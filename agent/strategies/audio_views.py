@@ -78,6 +78,7 @@ class CaptionTool:
         "properties": {"focus": {"type": "string", "description": "What to focus on."}},
     }
     local = True
+    composite = True  # combines other tools: cached call by call, not as a whole
 
     def __init__(self, tools: list[Tool]) -> None:
         self.tools = tools
@@ -115,6 +116,7 @@ class AskAudioTool:
         "required": ["question"],
     }
     local = True
+    composite = True  # combines other tools: cached call by call, not as a whole
 
     def __init__(self, tools: list[Tool]) -> None:
         self.tools = tools

@@ -165,6 +165,7 @@ class EvidenceStrategy:
         async for event in ctx.turn(messages, [], turn, step="verify"):
             yield event
         chosen = turn.final or final_from_json(turn.text) or FinalAnswer(text=turn.text.strip())
+        chosen = _candidate_named(chosen, a, b)
         yield ctx.emit(
             ev.Verification,
             scope="candidates",
@@ -198,6 +199,18 @@ class EvidenceStrategy:
                     "unavailable for this run.",
                     step="unavailable",
                 )
+
+
+def _candidate_named(chosen: FinalAnswer, a: FinalAnswer, b: FinalAnswer) -> FinalAnswer:
+    """The verifier may name a candidate by its label ("A", "B") instead of its text."""
+    label = chosen.text.strip().strip(".()*").upper()
+    picked = {"A": a, "B": b, "1": a, "2": b}.get(label.removeprefix("ANSWER ").strip())
+    if picked is None:
+        return chosen
+    return FinalAnswer(
+        text=picked.text, choice=picked.choice, confidence=chosen.confidence,
+        rationale=chosen.rationale or picked.rationale,
+    )  # fmt: skip
 
 
 def _evidence_list(text: str) -> list[str]:

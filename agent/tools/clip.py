@@ -30,6 +30,7 @@ class ClipTool:
     }
     model = None
     local = True
+    composite = True  # its result depends on the inner tool (and its model): never cached
     requires = ("pydub",)  # importable packages it needs
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
