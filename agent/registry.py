@@ -91,12 +91,12 @@ class Registry:
         self._similarity = similarity
         self._tools: dict[str, Tool] = {}
         self._planners: dict[str, Planner] = {}
-        self._entries = self._load()
-        self._presets = self._load_presets()
+        raw = tomllib.loads(self.config_path.read_text())
+        self._entries = self._load(raw)
+        self._presets = self._load_presets(raw)
 
     # -- catalogue ---------------------------------------------------------------------------
-    def _load(self) -> dict[tuple[str, str], CatalogueEntry]:
-        raw = tomllib.loads(self.config_path.read_text())
+    def _load(self, raw: dict[str, Any]) -> dict[tuple[str, str], CatalogueEntry]:
         factories = _local_tool_factories()
         entries: dict[tuple[str, str], CatalogueEntry] = {}
         for kind in ("planner", "tool"):
@@ -131,8 +131,7 @@ class Registry:
                 entries[(kind, entry.name)] = entry
         return entries
 
-    def _load_presets(self) -> list[dict[str, Any]]:
-        raw = tomllib.loads(self.config_path.read_text())
+    def _load_presets(self, raw: dict[str, Any]) -> list[dict[str, Any]]:
         presets = []
         for item in raw.get("preset", []):
             parts = [("planner", item["planner"])] + [("tool", t) for t in item.get("tools", [])]

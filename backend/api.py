@@ -34,6 +34,17 @@ class AskBody(BaseModel):
     strategy: str = "react"
     budget: int | None = Field(default=None, ge=1, le=100)
 
+    def to_request(self) -> AskRequest:
+        return AskRequest(
+            question=self.question,
+            choices=self.choices,
+            audio_id=self.audio_id,
+            planner=self.planner,
+            tools=self.tools,
+            strategy=self.strategy,
+            budget=self.budget,
+        )
+
 
 class Contender(BaseModel):
     planner: str | None = None
@@ -147,18 +158,7 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.post("/conversations/{conversation_id}/ask")
     async def ask(conversation_id: str, body: AskBody) -> StreamingResponse:
-        request, _ = service.prepare(
-            conversation_id,
-            AskRequest(
-                question=body.question,
-                choices=body.choices,
-                audio_id=body.audio_id,
-                planner=body.planner,
-                tools=body.tools,
-                strategy=body.strategy,
-                budget=body.budget,
-            ),
-        )
+        request, _ = service.prepare(conversation_id, body.to_request())
 
         async def sse() -> AsyncIterator[str]:
             last = 0
@@ -186,15 +186,7 @@ def build_router(service: AgentService) -> APIRouter:
         """Several planners/strategies on one question at once; events of all runs interleave
         (each carries its run_id); a final ``summary`` event compares their answers."""
         requests, message = service.prepare_many(
-            conversation_id,
-            AskRequest(
-                question=body.question,
-                choices=body.choices,
-                audio_id=body.audio_id,
-                tools=body.tools,
-                budget=body.budget,
-            ),
-            [(c.planner, c.strategy) for c in body.contenders],
+            conversation_id, body.to_request(), [(c.planner, c.strategy) for c in body.contenders]
         )
 
         async def sse() -> AsyncIterator[str]:

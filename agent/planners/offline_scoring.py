@@ -137,9 +137,9 @@ def sound_scores(
 ) -> SourceScore:
     # "Silence" names no sound source: zero-padded clips score it highly, and it would
     # otherwise pull the similarity towards whichever choice sounds quietest.
-    top = sorted(
-        (x for x in labels if x[0] not in NOT_A_SOURCE and x[1] > 0), key=lambda x: -x[1]
-    )[:10]
+    top = sorted((x for x in labels if x[0] not in NOT_A_SOURCE and x[1] > 0), key=lambda x: -x[1])[
+        :10
+    ]
     if not top:
         return SourceScore("sounds", [0.0] * len(choices), "no sound classes were found")
     # Broad AudioSet parents (Animal, Vehicle ...) match many choices a little; the specific

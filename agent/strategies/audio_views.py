@@ -66,7 +66,19 @@ def _combine(parts: list[tuple[str, ToolResult]], heading: str) -> ToolResult:
     return ToolResult(output="\n".join(lines), data={"sources": sources}, model="local tools")
 
 
-class CaptionTool:
+class _AudioView:
+    """Answers through the first enabled audio-language model, else the local tools."""
+
+    local = True
+    composite = True  # combines other tools: cached call by call, not as a whole
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self.tools = tools
+        self.backend = audio_language_model(tools)
+        self.model = self.backend.model if self.backend else "local tools"
+
+
+class CaptionTool(_AudioView):
     name = "caption"
     label = "Caption the whole recording"
     description = (
@@ -77,13 +89,6 @@ class CaptionTool:
         "type": "object",
         "properties": {"focus": {"type": "string", "description": "What to focus on."}},
     }
-    local = True
-    composite = True  # combines other tools: cached call by call, not as a whole
-
-    def __init__(self, tools: list[Tool]) -> None:
-        self.tools = tools
-        self.backend = audio_language_model(tools)
-        self.model = self.backend.model if self.backend else "local tools"
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         focus = str(arguments.get("focus") or "").strip()
@@ -97,7 +102,7 @@ class CaptionTool:
         return _combine(parts, "Description assembled from the local analysis tools:")
 
 
-class AskAudioTool:
+class AskAudioTool(_AudioView):
     name = "ask_audio"
     label = "Ask about the audio"
     description = (
@@ -115,13 +120,6 @@ class AskAudioTool:
         },
         "required": ["question"],
     }
-    local = True
-    composite = True  # combines other tools: cached call by call, not as a whole
-
-    def __init__(self, tools: list[Tool]) -> None:
-        self.tools = tools
-        self.backend = audio_language_model(tools)
-        self.model = self.backend.model if self.backend else "local tools"
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         question = str(arguments.get("question") or "").strip()

@@ -139,16 +139,20 @@ class EvidenceStrategy:
 
         a, b = candidates
         same, a_label, b_label = _compare(ctx, a, b)
-        if same:
-            yield ctx.emit(
+
+        def verdict(agreement: bool, resolution: str) -> ev.Verification:
+            return ctx.emit(
                 ev.Verification,
                 scope="candidates",
                 question=ctx.req.question,
                 compared=["answer 1", "answer 2"],
                 answers={"answer 1": a_label, "answer 2": b_label},
-                agreement=True,
-                resolution=f'Both answers agree on "{a_label}"; adopted.',
+                agreement=agreement,
+                resolution=resolution,
             )
+
+        if same:
+            yield verdict(True, f'Both answers agree on "{a_label}"; adopted.')
             yield await ctx.make_answer(a.text, a)
             return
         listed = "\n".join(f"- {e}" for e in evidence)
@@ -166,15 +170,7 @@ class EvidenceStrategy:
             yield event
         chosen = turn.final or final_from_json(turn.text) or FinalAnswer(text=turn.text.strip())
         chosen = _candidate_named(chosen, a, b)
-        yield ctx.emit(
-            ev.Verification,
-            scope="candidates",
-            question=ctx.req.question,
-            compared=["answer 1", "answer 2"],
-            answers={"answer 1": a_label, "answer 2": b_label},
-            agreement=False,
-            resolution=f'The verifier chose "{chosen.text}": {chosen.rationale}'.strip(),
-        )
+        yield verdict(False, f'The verifier chose "{chosen.text}": {chosen.rationale}'.strip())
         yield await ctx.make_answer(chosen.text, chosen)
 
     async def _retry_failures(
