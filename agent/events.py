@@ -119,6 +119,9 @@ class Answer(EventBase):
     confidence: float | None = None
     rationale: str = ""
     forced: bool = Field(default=False, description="answered because the tool budget was spent")
+    guess: bool = Field(
+        default=False, description="the evidence could not decide; this is the best guess"
+    )
 
 
 class RunFinished(EventBase):
@@ -128,7 +131,10 @@ class RunFinished(EventBase):
     output_tokens: int
     cost: float
     wall_s: float
-    status: Literal["ok", "forced", "cancelled"] = "ok"
+    status: Literal["ok", "forced", "degraded", "cancelled"] = "ok"
+    degraded_tools: list[str] = Field(
+        default_factory=list, description="tools that failed or timed out (status degraded)"
+    )
 
 
 class RunFailed(EventBase):
