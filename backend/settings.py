@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.run import DEFAULT_TOOL_TIMEOUT_S
+from backend.limits import Limits
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -28,6 +29,7 @@ class Settings:
     budget: int | None = None  # tool calls per question; None: the strategy's default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     warm_up: bool = True  # load the local models at start-up, in the background
+    limits: Limits = field(default_factory=Limits)  # request sizes and per-owner upload quotas
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -45,6 +47,7 @@ class Settings:
                 env.get("AUDIO_AGENT_TOOL_TIMEOUT_S", str(DEFAULT_TOOL_TIMEOUT_S))
             ),
             warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
+            limits=Limits.from_env(env),
         )
 
     @property
