@@ -397,3 +397,41 @@ def test_long_decode_does_not_block_other_requests(tmp_path):
         thread.join()
     assert result["response"].status_code == 201, result["response"].text
     assert answered_while_decoding >= 3
+
+
+def test_page_upload_route_has_the_same_limit(tmp_path):
+    """Gradio's own upload route (the page's file picker) is cut off the same way."""
+    app = create_app(
+        Settings(data_dir=tmp_path / "data", warm_up=False, max_upload_mb=UPLOAD_MB),
+        registry=scripted_registry()[0],
+    )
+    with serve(app) as base:
+        declared = _raw_post(
+            base,
+            "/gradio_api/upload",
+            {"Content-Type": "multipart/form-data; boundary=x", "Content-Length": str(1 << 30)},
+        )
+        with declared:
+            status, body = _read_response(declared)
+        assert status == 413 and "larger than the limit of 1 MB" in body["detail"]
+        big = wav(np.zeros(int(UPLOAD_MB * 1024 * 1024)))  # 2 MB, sent without a length
+        head = b'--x\r\nContent-Disposition: form-data; name="files"; filename="big.wav"\r\n\r\n'
+
+        def body() -> Iterator[bytes]:  # a generator: httpx sends it chunked, no length
+            yield head
+            for start in range(0, len(big), 65536):
+                yield big[start : start + 65536]
+            yield b"\r\n--x--\r\n"
+
+        response = httpx.post(
+            f"{base}/gradio_api/upload",
+            content=body(),
+            headers={"Content-Type": "multipart/form-data; boundary=x"},
+            timeout=30,
+        )
+        assert "content-length" not in response.request.headers
+        assert response.status_code == 413
+        small = httpx.post(
+            f"{base}/gradio_api/upload", files={"files": ("tone.wav", wav(tone(1.0)))}, timeout=30
+        )
+        assert small.status_code == 200, small.text  # the page's own uploads still work
