@@ -18,6 +18,7 @@ from fastapi import FastAPI  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api  # noqa: E402
+from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 from storage import Store  # noqa: E402
@@ -43,6 +44,7 @@ def create_app(
     app = FastAPI(title="Audio question answering agent", version=api.API_VERSION)
     api.install(app, service)
     app.state.service = service
+    app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
