@@ -19,6 +19,7 @@ from fastapi import FastAPI  # noqa: E402
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api  # noqa: E402
 from backend.limits import BodyLimitMiddleware  # noqa: E402
+from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 from storage import Store  # noqa: E402
@@ -49,6 +50,7 @@ def create_app(
         upload_bytes=service.audio.max_bytes,
         json_bytes=int(settings.limits.json_kb * 1024),
     )
+    app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
