@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import numpy as np
 
+from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
 
@@ -33,9 +33,9 @@ class SoundEventsTool:
         from agent.local_models import yamnet
 
         top_k = max(1, min(20, int(arguments.get("top_k", 8) or 8)))
-        tags = await asyncio.to_thread(yamnet.tag, ctx.samples, top_k=top_k)
+        tags = await run_model(yamnet.tag, ctx.samples, top_k=top_k)
         events = yamnet.events(tags, threshold=0.2)
-        timeline = await asyncio.to_thread(yamnet.timeline, ctx.samples)
+        timeline = await run_model(yamnet.timeline, ctx.samples)
         duration = len(ctx.samples) / ctx.sample_rate
         peak = float(np.max(np.abs(ctx.samples))) if len(ctx.samples) else 0.0
         peak_dbfs = round(20 * float(np.log10(max(peak, 1e-7))), 1)
