@@ -16,6 +16,7 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
         base_url=config.url(),
         timeout=httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s)),
         max_retries=0,  # retries are ours (agent.remote.with_retries), with jitter
+        default_headers=config.auth_headers() or None,  # user:password from the URL
     )
 
 
@@ -23,7 +24,7 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
     """Turn an SDK exception into one clear message; say which are worth retrying."""
     where = host_of(config.url(), "https://api.openai.com")
     key_var = config.key_env or "the key variable"
-    detail = redact(_detail(exc), [config.key()])
+    detail = redact(_detail(exc), config.secrets())
     if isinstance(exc, openai.AuthenticationError):
         return RemoteError(
             f"{where} rejected the key in {key_var} (401). Check that {key_var} holds a valid key.",
