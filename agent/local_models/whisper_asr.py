@@ -30,6 +30,7 @@ MODEL_ENV = "AUDIO_AGENT_WHISPER_MODEL"
 # Below this peak level the input is treated as silence and the model is not run
 # (whisper tends to invent "Thank you." on near-silent input).
 SILENCE_PEAK = 1e-4
+BATCHED_ABOVE_S = 30.0  # longer audio is transcribed over its speech spans, in batches
 
 _LOCK = threading.Lock()
 
@@ -129,8 +130,12 @@ def transcribe(
     word_timestamps: bool = False,
     language: str | None = None,
     initial_prompt: str | None = None,
+    batched: bool | None = None,
 ) -> Transcript:
     """Transcribe 16 kHz mono float32 samples.
+
+    ``batched`` (default: for audio longer than 30 s) decodes only the voice-activity spans,
+    in batches, with faster-whisper's batched pipeline.
 
     ``language`` is used only by a multilingual model (``None`` = detect); an English-only
     model always reports ``"en"``. ``initial_prompt`` biases the vocabulary, e.g. a list of
@@ -143,15 +148,35 @@ def transcribe(
     if audio.size < SAMPLE_RATE // 100 or float(np.max(np.abs(audio))) < SILENCE_PEAK:
         return Transcript("", default_language, 0.0, [], name)
 
-    segments_iter, info = model.transcribe(
-        audio,
-        language=language if multilingual else None,
-        beam_size=beam_size,
-        vad_filter=vad,
-        word_timestamps=word_timestamps,
-        initial_prompt=initial_prompt,
-        max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
-    )
+    if batched is None:
+        batched = audio.size > BATCHED_ABOVE_S * SAMPLE_RATE
+    if batched:
+        # Long audio: only the speech spans that voice activity finds are decoded, merged
+        # into chunks of up to 30 s and decoded in batches (no temperature fallback over
+        # long non-speech stretches).
+        from agent.local_models import vad as vad_model
+
+        if not vad_model.speech_spans(audio):
+            return Transcript("", default_language, 0.0, [], name)
+        segments_iter, info = _batched(model).transcribe(
+            audio,
+            language=language if multilingual else "en",
+            beam_size=beam_size,
+            vad_filter=True,
+            word_timestamps=word_timestamps,
+            initial_prompt=initial_prompt,
+            batch_size=8,
+        )
+    else:
+        segments_iter, info = model.transcribe(
+            audio,
+            language=language if multilingual else None,
+            beam_size=beam_size,
+            vad_filter=vad,
+            word_timestamps=word_timestamps,
+            initial_prompt=initial_prompt,
+            max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
+        )
     segments = [
         Segment(
             start=float(s.start),
@@ -250,3 +275,80 @@ def transcribe_spans(
         segments=segments,
         model_name=name,
     )
+
+
+MAX_OPTION_TOKENS = 24
+
+
+def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
+    """How well each option fits the speech as its transcript: whisper's mean log-probability
+    per token of the option's text, read with the option forced (teacher forcing), best of a
+    few spellings ("four", "Four", "4"). Clips up to 30 s; the first 24 tokens of an option.
+    """
+    import ctranslate2
+    from faster_whisper.tokenizer import Tokenizer
+
+    from agent.planners.question_types import number_value
+
+    model, _ = get_model()
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)[: 30 * SAMPLE_RATE]
+    if not options:
+        return []
+    tokenizer = Tokenizer(
+        model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
+    )
+    frames = model.feature_extractor.nb_max_frames
+    features = model.feature_extractor(audio)[:, :frames]
+    if features.shape[1] < frames:
+        features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
+    encoded = model.model.encode(
+        ctranslate2.StorageView.from_array(features[None].astype(np.float32)), to_cpu=True
+    )
+    prefix = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+    prompts: list[list[int]] = []
+    targets: list[tuple[int, int, int]] = []  # (option, variant, token id) per prompt
+    variants_of: list[list[list[int]]] = []
+    for index, option in enumerate(options):
+        text = option.strip()
+        spellings = {" " + text, " " + text[:1].upper() + text[1:], " " + text.lower()}
+        value = number_value(text)
+        if value is not None:
+            spellings.add(f" {value}")
+        ids_list = [tokenizer.encode(s)[:MAX_OPTION_TOKENS] for s in sorted(spellings)]
+        ids_list = [ids for ids in ids_list if ids]
+        variants_of.append(ids_list)
+        for v, ids in enumerate(ids_list):
+            for k, token in enumerate(ids):
+                prompts.append(prefix + ids[:k])
+                targets.append((index, v, token))
+    # One decoding step per prompt (the logits of the next token), prompts of one length
+    # in one batch.
+    # in one batch; the spellings share prefixes, so each distinct prompt runs once.
+    unique = sorted({tuple(p) for p in prompts}, key=len)
+    logits_of: dict[tuple[int, ...], np.ndarray] = {}
+    encoded_np = np.asarray(encoded)
+    for length in sorted({len(p) for p in unique}):
+        members = [p for p in unique if len(p) == length]
+        batch = ctranslate2.StorageView.from_array(np.repeat(encoded_np, len(members), 0))
+        outputs = model.model.generate(
+            batch,
+            [list(p) for p in members],
+            max_length=length + 1,
+            beam_size=1,
+            return_logits_vocab=True,
+            suppress_blank=False,
+            suppress_tokens=[],
+        )
+        for prompt, output in zip(members, outputs, strict=True):
+            logits_of[prompt] = np.asarray(output.logits[0][0], dtype=np.float64)
+    sums: dict[tuple[int, int], list[float]] = {}
+    for (index, v, token), prompt in zip(targets, prompts, strict=True):
+        logits = logits_of[tuple(prompt)]
+        top = logits.max()
+        log_softmax = logits[token] - (top + np.log(np.exp(logits - top).sum()))
+        sums.setdefault((index, v), []).append(float(log_softmax))
+    scores = []
+    for index in range(len(options)):
+        means = [np.mean(sums[(index, v)]) for v in range(len(variants_of[index]))]
+        scores.append(round(float(max(means)), 3) if means else -99.0)
+    return scores

@@ -53,11 +53,13 @@ class Evidence:
     duration_s: float | None = None
     peak_dbfs: float | None = None
     rms_dbfs: float | None = None
+    option_logprobs: dict[str, float] = field(default_factory=dict)  # whisper, option forced
     speech_spans: list[tuple[float, float]] | None = None
 
 
 SOURCE_TOOL = {
     "transcript": "transcribe",
+    "listening": "transcribe",
     "sounds": "sound_events",
     "music": "music_analysis",
     "signal": "signal_stats",
@@ -94,6 +96,8 @@ def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
         if tool == "transcribe" or ("text" in data and "segments" in data):
             text = str(data.get("text", "")).strip()
             bucket = hinted if data.get("prompt") else plain
+            for item in data.get("option_scores") or []:
+                evidence.option_logprobs[str(item["option"])] = float(item["logprob"])
             if text and text not in bucket:  # the same transcript may arrive twice
                 bucket.append(text)
         elif tool == "sound_events":
@@ -151,6 +155,22 @@ def transcript_scores(
     else:
         scores = lexical
     return SourceScore("transcript", scores, f'the transcript reads "{_clip_text(transcript)}"')
+
+
+def listening_scores(logprobs: dict[str, float], choices: Sequence[str]) -> SourceScore | None:
+    """Whisper's reading of each choice forced as the transcript, as probabilities."""
+    if not logprobs or any(c not in logprobs for c in choices):
+        return None
+    values = np.array([logprobs[c] for c in choices], dtype=float)
+    probs = np.exp(values - values.max())
+    probs = probs / probs.sum()
+    best = choices[int(np.argmax(probs))]
+    reason = (
+        "read with each choice forced as the transcript, whisper finds "
+        + ", ".join(f'"{c}" {p:.2f}' for c, p in zip(choices, probs, strict=True))
+        + f' (best: "{best}")'
+    )
+    return SourceScore("listening", [round(float(p), 3) for p in probs], reason)
 
 
 def sound_scores(
@@ -251,7 +271,13 @@ def signal_scores(signal: dict[str, Any], choices: Sequence[str], question: str)
 
 
 WEIGHTS: dict[str, dict[str, float]] = {
-    "speech_content": {"transcript": 1.0, "sounds": 0.3, "music": 0.2, "signal": 0.3},
+    "speech_content": {
+        "transcript": 1.0,
+        "listening": 1.5,
+        "sounds": 0.3,
+        "music": 0.2,
+        "signal": 0.3,
+    },
     "speaker": {"transcript": 0.4, "sounds": 0.8, "music": 0.2, "signal": 1.0},
     "music": {"transcript": 0.3, "sounds": 0.8, "music": 1.0, "signal": 0.3},
     "signal": {"transcript": 0.3, "sounds": 0.5, "music": 0.3, "signal": 1.0},
@@ -273,6 +299,9 @@ def score_choices(
     sources: list[SourceScore] = []
     if evidence.transcript:
         sources.append(transcript_scores(evidence.transcript, choices, similarity))
+    listened = listening_scores(evidence.option_logprobs, choices)
+    if listened is not None:
+        sources.append(listened)
     if evidence.labels:
         sources.append(sound_scores(evidence.labels, choices, similarity))
     if evidence.music:

@@ -149,5 +149,5 @@ def tool_arguments(name: str, qtype: QuestionType, choices: Sequence[str]) -> di
             return {"per_span": True, "prompt": DIGIT_PROMPT}
         return {"per_span": True}
     if name == "transcribe" and qtype.kind == "speech_content" and choices:
-        return {"prompt": ", ".join(choices)}
+        return {"prompt": ", ".join(choices), "options": list(choices)}
     return {}

@@ -30,6 +30,12 @@ class TranscribeTool:
                 "description": "Transcribe each speech span (voice activity) on its own: one "
                 "line per utterance with its time; for counting or ordering spoken items.",
             },
+            "options": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Candidate transcripts (e.g. the answer options): each is "
+                "scored by how well whisper reads it in the speech (clips up to 30 s).",
+            },
             "prompt": {
                 "type": "string",
                 "description": "Words the speech may contain (names, terms, answer options); "
@@ -56,6 +62,12 @@ class TranscribeTool:
             transcript = await run_model(
                 whisper_asr.transcribe, ctx.samples, word_timestamps=words, initial_prompt=prompt
             )
+        options = [str(o) for o in arguments.get("options") or [] if str(o).strip()][:12]
+        option_scores = (
+            await run_model(whisper_asr.option_scores, ctx.samples, options)
+            if options and transcript.segments
+            else []
+        )
         segments = [
             {"start": round(s.start, 2), "end": round(s.end, 2), "text": s.text.strip()}
             for s in transcript.segments
@@ -76,6 +88,10 @@ class TranscribeTool:
                 *(f"[{seconds_span(s['start'], s['end'])}] {s['text']}" for s in segments),
             ]
             output = "\n".join(lines)
+        if option_scores:
+            output += "\nHow well each option reads as the speech (mean log-probability): " + (
+                ", ".join(f'"{o}" {v:.2f}' for o, v in zip(options, option_scores, strict=True))
+            )
         return ToolResult(
             output=output,
             model=transcript.model_name,
@@ -83,6 +99,9 @@ class TranscribeTool:
                 "text": transcript.text.strip(),
                 "prompt": prompt,  # the hints it was given, if any
                 "per_span": per_span,  # one segment per voice-activity span
+                "option_scores": [
+                    {"option": o, "logprob": v} for o, v in zip(options, option_scores, strict=True)
+                ],
                 "language": transcript.language,
                 "segments": segments,
                 "spans": [

@@ -1,0 +1,188 @@
+"""Counting, order, honest guesses and answers in words, offline, on real recordings.
+
+Clips are composed in code from the fixtures (see tests/fixtures/PROVENANCE.md): a dog bark
+repeated with pauses, spoken digits in a row, a rooster then a dog, silence, 0.1 s cuts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from agent.audio import AudioStore, load_samples
+from agent.registry import Registry
+from agent.run import RunRequest, run_question
+from bench.devsets import loudest, normalise
+
+pytestmark = pytest.mark.models
+FIXTURES = Path(__file__).parent / "fixtures"
+SR = 16_000
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return Registry(env={})
+
+
+def _gap(seconds: float) -> np.ndarray:
+    return np.zeros(int(seconds * SR), np.float32)
+
+
+def _compose(parts: list[np.ndarray], gap: float = 0.8) -> np.ndarray:
+    pieces = [_gap(0.3)]
+    for part in parts:
+        pieces += [normalise(part), _gap(gap)]
+    return np.concatenate(pieces).astype(np.float32)
+
+
+def _digit(name: str) -> np.ndarray:
+    return load_samples(FIXTURES / name)
+
+
+DOG_BARK = None
+
+
+def _dog_bark() -> np.ndarray:
+    global DOG_BARK
+    if DOG_BARK is None:
+        DOG_BARK = loudest(load_samples(FIXTURES / "dog_bark_esc50.wav"), 0.5)
+    return DOG_BARK
+
+
+async def _ask(registry, tmp_path, samples, question, choices=(), strategy="react"):
+    path = tmp_path / f"clip_{random.random():.9f}.wav"
+    sf.write(path, samples, SR, subtype="PCM_16")
+    store = AudioStore(tmp_path / "audio")
+    request = RunRequest(
+        question,
+        [store.add_file(path)],
+        registry.planner("offline"),
+        registry.tools(),
+        choices=list(choices),
+        strategy=strategy,
+    )
+    events = [e async for e in run_question(request, store=store, similarity=registry.similarity)]
+    assert events[-1].type == "run_finished", events[-1]
+    return next(e for e in events if e.type == "answer"), events
+
+
+async def test_counts_repeated_barks_with_their_times(registry, tmp_path):
+    clip = _compose([_dog_bark()] * 3)
+    answer, _ = await _ask(
+        registry, tmp_path, clip, "How many times does the dog bark?", ["2", "3", "4", "5"]
+    )
+    assert answer.choice == "3" and not answer.guess
+    assert answer.rationale.count(" s ") >= 3  # the events are listed with their times
+
+
+async def test_counts_spoken_numbers(registry, tmp_path):
+    digits = [_digit(n) for n in ("digit_6_theo_4.wav", "digit_1_george_1.wav",
+                                  "digit_3_jackson_4.wav", "digit_6_theo_4.wav")]  # fmt: skip
+    answer, _ = await _ask(
+        registry, tmp_path, _compose(digits), "How many numbers are spoken?",
+        ["two", "three", "four", "five"],
+    )  # fmt: skip
+    assert answer.choice == "four" and not answer.guess
+
+
+async def test_which_digit_comes_second_and_last(registry, tmp_path):
+    digits = [_digit(n) for n in ("digit_3_jackson_4.wav", "digit_1_george_1.wav",
+                                  "digit_6_theo_4.wav")]  # fmt: skip
+    clip = _compose(digits)
+    answer, _ = await _ask(
+        registry, tmp_path, clip, "Which digit is spoken second?", ["six", "three", "one"]
+    )
+    assert answer.choice == "one"
+    answer, _ = await _ask(
+        registry, tmp_path, clip, "What is the last number said?", ["one", "six", "three"]
+    )
+    assert answer.choice == "six"
+
+
+async def test_which_sound_comes_first_does_not_depend_on_choice_order(registry, tmp_path):
+    rooster = load_samples(FIXTURES / "rooster_esc50_cut.wav")
+    clip = _compose([rooster, loudest(load_samples(FIXTURES / "dog_bark_esc50.wav"), 1.5)])
+    choices = ["Dog", "Rooster", "Siren", "Rain"]
+    first, _ = await _ask(registry, tmp_path, clip, "Which sound comes first?", choices)
+    again, _ = await _ask(registry, tmp_path, clip, "Which sound comes first?", choices[::-1])
+    assert first.choice == again.choice == "Rooster"
+    last, _ = await _ask(registry, tmp_path, clip, "Which sound is heard last?", choices)
+    assert last.choice == "Dog"
+
+
+@pytest.mark.parametrize(
+    "clip_name", ["silence", "tenth_of_a_second"], ids=["silence", "too_short"]
+)
+async def test_silence_and_too_short_are_guesses_whatever_the_choice_order(
+    registry, tmp_path, clip_name
+):
+    clip = _gap(2.0) if clip_name == "silence" else normalise(_dog_bark()[: SR // 10])
+    choices = ["Dog barking", "Rain", "Church bells", "Siren"]
+    picks = set()
+    for order in (choices, choices[::-1], choices[1:] + choices[:1]):
+        answer, events = await _ask(registry, tmp_path, clip, "Which sound is heard?", order)
+        assert answer.guess and answer.confidence is not None and answer.confidence <= 0.25
+        assert "Can't tell" in answer.rationale
+        picks.add(answer.choice)
+    assert len(picks) == 1  # the guess is not the first-listed choice by default
+    from frontend.render import render_run
+
+    page = json.dumps(render_run(events))
+    assert "can't tell; best guess: " + picks.pop() in page
+
+
+async def test_guess_survives_every_strategy(registry, tmp_path):
+    for strategy in ("caption_first", "refine", "evidence"):
+        answer, _ = await _ask(
+            registry, tmp_path, _gap(1.0), "Which sound is heard?", ["Dog", "Rain"], strategy
+        )
+        assert answer.guess, strategy
+
+
+async def test_answers_in_words_without_choices(registry, tmp_path):
+    answer, _ = await _ask(
+        registry, tmp_path, _compose([_dog_bark()] * 2), "How many times does the dog bark?"
+    )
+    assert answer.text.startswith("Two times"), answer.text
+    speech = load_samples(FIXTURES / "speech_padded_librispeech_3436-172162-0000.wav")
+    answer, _ = await _ask(registry, tmp_path, speech, "Is anyone speaking?")
+    assert answer.text.startswith("Yes: speech from 1."), answer.text
+    answer, _ = await _ask(registry, tmp_path, _gap(1.0), "Is anyone speaking?")
+    assert answer.text == "No: no speech was detected.", answer.text
+
+
+def test_devsets_are_deterministic_and_well_formed(tmp_path):
+    """The dev-set builder on a miniature data folder made of the fixtures."""
+    from bench.devsets import build
+
+    data = tmp_path / "data"
+    (data / "esc50" / "audio").mkdir(parents=True)
+    (data / "fsdd").mkdir(parents=True)
+    rows = ["filename,fold,target,category,esc10,src_file,take"]
+    for i, (name, src) in enumerate(
+        [("dog", "dog_bark_esc50.wav"), ("rooster", "rooster_esc50_cut.wav")] * 3
+    ):
+        target = data / "esc50" / "audio" / f"{i}-{name}.wav"
+        target.write_bytes((FIXTURES / src).read_bytes())
+        rows.append(f"{i}-{name}.wav,1,{i},{name}_{i},True,{i},A")
+    (data / "esc50" / "meta.csv").write_text("\n".join(rows) + "\n")
+    labels = ["file,digit,word,speaker,gender,accent,index,split"]
+    for src, digit, word in [("digit_6_theo_4.wav", 6, "six"), ("digit_1_george_1.wav", 1, "one"),
+                             ("digit_3_jackson_4.wav", 3, "three")]:  # fmt: skip
+        labels.append(f"{src},{digit},{word},x,male,x,0,test")
+        (data / "fsdd" / src).write_bytes((FIXTURES / src).read_bytes())
+    (data / "fsdd" / "labels.csv").write_text("\n".join(labels) + "\n")
+    first = json.loads(build(data, tmp_path / "a", per_set=4, seed=3).read_text())
+    second = json.loads(build(data, tmp_path / "b", per_set=4, seed=3).read_text())
+    assert first == second
+    categories = {item["category"] for item in first}
+    assert categories == {"which_sound", "what_said", "count", "order", "guess"}
+    for item in first:
+        assert item["answer"] in item["choices"]
+        assert (tmp_path / "a" / item["audio_id"]).is_file()
+    assert all(item["expect_guess"] for item in first if item["category"] == "guess")
