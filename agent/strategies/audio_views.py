@@ -95,10 +95,13 @@ class CaptionTool(_AudioView):
         if self.backend is not None:
             prompt = CAPTION_PROMPT + (f" Pay special attention to: {focus}." if focus else "")
             return await ctx.run_tool(self.backend, {"question": prompt})
-        names = LOCAL_CAPTION_TOOLS
-        if focus:  # a focused re-caption leads with the tools that answer that focus
-            names = tuple(dict.fromkeys([*classify(focus, []).tools, *names]))
-        parts = await _local_sources(ctx, self.tools, names)
+        if focus:  # focused: only the local tools that answer that focus, not the whole stack
+            qtype = classify(focus, [])
+            parts = await _local_sources(
+                ctx, self.tools, qtype.tools, lambda name: tool_arguments(name, qtype, [])
+            )
+            return _combine(parts, f"Description of {DESCRIPTION[qtype.kind]} from local tools:")
+        parts = await _local_sources(ctx, self.tools, LOCAL_CAPTION_TOOLS)
         return _combine(parts, "Description assembled from the local analysis tools:")
 
 

@@ -36,7 +36,12 @@ class CaptionFirst:
             budget=ctx.budget, choice_rule=CHOICE_RULE if ctx.req.choices else ""
         )
         messages = ctx.base_messages(system=system)
-        first = ToolCallRequest(ctx.new_call_id("caption"), "caption", {})
+        # Without an audio-language model the caption is assembled from local tools: focused
+        # on the question, so it costs the tools the question needs, not the whole stack.
+        local = views[0].backend is None
+        first = ToolCallRequest(
+            ctx.new_call_id("caption"), "caption", {"focus": ctx.req.question} if local else {}
+        )
         messages.append(ChatMessage("assistant", "", tool_calls=[first]))
         outcomes: list[CallOutcome] = []
         async for event in ctx.call_tools([first], outcomes, tools=views):
