@@ -87,7 +87,7 @@ class Decision:
     finding: Finding | None = None  # a count or a position found in time-stamped evidence
 
 
-TOO_SHORT_S = 0.3  # shorter clips hold too little to tell sounds or words apart
+TOO_SHORT_S = 0.2  # shorter clips hold too little to tell sounds or words apart (a word: 0.25 s+)
 QUIET_DBFS = -50.0  # a clip whose peak stays below this is as good as silent
 QUIET_RMS_DBFS = -50.0  # ... or whose level stays below this (faint hiss, room tone)
 TIE = 0.03  # support gap below which two choices are tied
