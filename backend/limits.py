@@ -283,6 +283,18 @@ class UploadQuota:
         with self._lock:
             self._recent(owner).append(self.clock())
 
+    def admit(self, owner: str, size: int, *, already_stored: bool) -> None:
+        """Count an upload that is about to be decoded and stored, or raise ServiceError
+        (429 with ``retry_after``, or 413). The same bytes again cost nothing and pass."""
+        from backend.service import ServiceError
+
+        if already_stored:
+            return
+        refusal = self.refusal(owner, size)
+        if refusal is not None:
+            raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
+        self.record(owner)
+
 
 def _wait_text(seconds: int) -> str:
     if seconds < 120:

@@ -31,9 +31,10 @@ log = logging.getLogger(__name__)
 class ServiceError(ValueError):
     """A request that cannot be served, with a message for the person who made it."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(self, message: str, status: int = 400, *, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after  # seconds, sent as Retry-After (429)
 
 
 @dataclass
