@@ -300,3 +300,16 @@ def _wait_text(seconds: int) -> str:
     if seconds < 120:
         return f"{seconds} s"
     return f"{(seconds + 59) // 60} minutes"
+
+
+def quota_gate(quota: UploadQuota, owner_of: Callable[[Scope], str]) -> UploadGate:
+    """The middleware's check before an upload body is read: the owner's quota, with the
+    declared size (``Content-Length``) counted against their storage."""
+
+    async def gate(scope: Scope) -> Refusal | None:
+        import asyncio
+
+        owner = owner_of(scope)
+        return await asyncio.to_thread(quota.refusal, owner, _content_length(scope) or 0)
+
+    return gate
