@@ -65,7 +65,10 @@ async def test_spoken_digit_and_follow_up_history(registry, tmp_path):
     events = [e async for e in run_question(request, store=store, similarity=registry.similarity)]
     assert next(e for e in events if e.type == "answer").choice == "six"
     call = next(e for e in events if e.type == "tool_call" and e.tool == "transcribe")
-    assert call.arguments == {"prompt": "two, six, seven, nine"}
+    assert call.arguments == {
+        "prompt": "two, six, seven, nine",
+        "options": ["two", "six", "seven", "nine"],  # whisper reads each option forced
+    }
 
 
 def test_command_line_streams_events_as_json(tmp_path):
