@@ -491,7 +491,7 @@ class _Ui:
                 conversation_id = self.store.create_conversation().id
                 created = True
             previous_audio = self.service.latest_audio_id(conversation_id)
-            views = self.service.conversation_view(conversation_id, events=False)
+            views = self.service.conversation_view(conversation_id)
             requests, message = self.service.prepare_many(
                 conversation_id,
                 AskRequest(
