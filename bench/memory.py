@@ -12,6 +12,7 @@ question with the offline planner.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -66,10 +67,8 @@ def _rss_mb() -> tuple[float, float]:
 
 def _reset_peak() -> None:
     """Start VmHWM again from the current RSS (Linux >= 4.0)."""
-    try:
+    with contextlib.suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 def _child(mode: str, wav: str, what: str) -> dict:
