@@ -643,4 +643,4 @@ async def test_catalogue_check_over_http_and_the_check_models_list(strict, gemin
     text = checks_markdown(
         [Check("gpt", "planner", "gpt-6.1-sol", "shuts_down", "10 days left", "2026-12-11")]
     )
-    assert "shuts down on 2026-12-11" in text and "**gpt**" in text
+    assert "shuts down on 2026-12-11" in text and "**gpt**" in text and "10 days left" in text
