@@ -250,8 +250,9 @@ class Builder:
                 self.add("order", f"sound_{which}", audio, q, choices, answer, "sound",
                          sequence=names)  # fmt: skip
             else:
-                k = self.rng.randint(3, 4)
-                words = self.rng.sample(DIGIT_WORDS, k)
+                spoken = [w for w in DIGIT_WORDS if any(d[0] == w for d in self.src.digits)]
+                k = min(self.rng.randint(3, 4), len(spoken))
+                words = self.rng.sample(spoken, k)
                 parts = []
                 for word in words:
                     options = [d for d in self.src.digits if d[0] == word]
