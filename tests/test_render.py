@@ -97,7 +97,7 @@ def test_tool_panel_goes_from_pending_to_done() -> None:
         ),
     ]
     [pending] = panels(render.render_run(events))
-    assert pending["metadata"]["title"] == "🔧 sound_events · yamnet-w8a8"
+    assert pending["metadata"]["title"] == "Tool: sound_events · yamnet-w8a8"
     assert pending["metadata"]["status"] == "pending"
     assert "duration" not in pending["metadata"]
     assert '{"top_k": 5}' in pending["content"]
@@ -122,7 +122,7 @@ def test_reasoning_streams_into_one_panel_per_turn() -> None:
         e(ev.PlannerDelta, turn=1, text="sounds."),
     ]
     [reasoning] = render.render_run(events)
-    assert reasoning["metadata"]["title"] == "💭 Reasoning"
+    assert reasoning["metadata"]["title"] == "Reasoning"
     assert reasoning["metadata"]["status"] == "pending"
     assert reasoning["content"] == "It is about sounds."
 
@@ -133,7 +133,7 @@ def test_reasoning_streams_into_one_panel_per_turn() -> None:
 
     events.append(e(ev.PlannerDelta, turn=2, text="Next."))
     titles = [m["metadata"]["title"] for m in panels(render.render_run(events))]
-    assert titles == ["💭 Reasoning", "💭 Reasoning"]
+    assert titles == ["Reasoning", "Reasoning"]
 
 
 def test_error_panel_is_marked_and_cached_is_shown() -> None:
@@ -160,7 +160,7 @@ def test_error_panel_is_marked_and_cached_is_shown() -> None:
         ),
     ]
     failed, cached = panels(render.render_run(events))
-    assert failed["metadata"]["title"] == "🔧 transcribe"
+    assert failed["metadata"]["title"] == "Tool: transcribe"
     assert failed["metadata"]["status"] == "done"
     assert "failed" in failed["metadata"]["log"]
     assert "**Error:**" in failed["content"]
@@ -187,9 +187,9 @@ def test_answer_with_choice_rationale_and_footnote() -> None:
     assert "$0.0000" in footnote
     assert "Offline rule planner (not an LLM)" in footnote
     assert [m["metadata"]["title"] for m in panels(messages)] == [
-        "💭 Reasoning",
-        "🔧 sound_events · yamnet-w8a8",
-        "💭 Reasoning",
+        "Reasoning",
+        "Tool: sound_events · yamnet-w8a8",
+        "Reasoning",
     ]
     assert all(m["metadata"]["status"] == "done" for m in panels(messages))
 
@@ -237,7 +237,7 @@ def test_waiting_for_the_planner_shows_a_working_panel() -> None:
     assert working["metadata"]["status"] == "pending"
     assert "Offline rule planner" in working["metadata"]["title"]
     events.append(e(ev.PlannerDelta, turn=1, text="Thinking"))
-    assert [m["metadata"]["title"] for m in render.render_run(events)] == ["💭 Reasoning"]
+    assert [m["metadata"]["title"] for m in render.render_run(events)] == ["Reasoning"]
     events.append(e(ev.Thought, turn=1, text="Thinking"))
     assert render.render_run(events)[-1]["metadata"]["id"].endswith(":working")
 
@@ -325,11 +325,11 @@ def test_model_thinking_step_verification_and_document() -> None:
     reasoning, check, document, _working = render.render_run(events)
     assert reasoning["content"] == "> Checking the tools.\n\nI will compare."
     assert reasoning["metadata"]["log"] == "turn 1 · plan 1"
-    assert check["metadata"]["title"] == "⚖️ Cross-check of tools: a, b"
+    assert check["metadata"]["title"] == "Cross-check of tools: a, b"
     assert check["metadata"]["log"] == "disagree"
     assert "Is it a dog?" in check["content"] and "Trust a." in check["content"]
     assert "| source | says |" in check["content"] and "| b | wolf |" in check["content"]
-    assert document["metadata"]["title"] == "📝 Working document · iteration 1"
+    assert document["metadata"]["title"] == "Working document · iteration 1"
     assert document["content"] == "A dog barks twice."
 
 
@@ -420,7 +420,7 @@ def test_compare_headline_and_rows() -> None:
         return CompareSummary.from_rows(rows)
 
     agree = summary("Dog barking", "Dog barking")
-    assert render.compare_headline(agree) == "✅ **All 2 runs agree:** Dog barking"
+    assert render.compare_headline(agree) == "**All 2 runs agree:** Dog barking"
     majority = render.compare_headline(summary("Dog barking", "Rain", "Dog barking"))
     assert "disagree" in majority and "**Dog barking** (2 of 3 runs" in majority
     split = render.compare_headline(summary("Dog barking", "Rain"))
@@ -430,7 +430,7 @@ def test_compare_headline_and_rows() -> None:
     running = CompareSummary.from_rows(
         [render.summary_row(compare_run("r1", "react", "Rain")), render.summary_row([])]
     )
-    assert render.compare_headline(running) == "⏳ **1 of 2 runs finished.**"
+    assert render.compare_headline(running) == "**1 of 2 runs finished.**"
 
     rows = render.compare_rows(summary("Dog barking", None))
     assert rows[0] == ["Offline rule planner", "react", "Dog barking", "1", "2.0 s", "$0.0010",
@@ -609,3 +609,47 @@ def test_compare_pairs_and_the_unavailable_list() -> None:
     assert "**Planners**\n\n- **GPT-5**: set OPENAI\\_API\\_KEY to use it" in text
     assert "**Presets**" in text and "**Tools**" not in text
     assert "available" in ui.unavailable_table({"planners": [], "tools": []})
+
+
+def test_answer_line_shows_confidence_and_best_guess() -> None:
+    messages = render.render_run(full_run(Clock()))
+    first_line = messages[-1]["content"].split("\n\n")[0]
+    assert first_line == "**Answer: Dog barking** · confidence 0.90"
+    e = Clock()
+    events = [
+        started(e),
+        e(ev.Answer, text="Rain", choice="Rain", confidence=0.3, guess=True),
+        e(ev.RunFinished, calls=0, input_tokens=0, output_tokens=0, cost=0.0, wall_s=0.1),
+    ]
+    line = render.render_run(events)[-1]["content"].split("\n\n")[0]
+    assert line == "**Answer: Rain** · best guess · confidence 0.30"
+    assert "confidence" not in render.render_run(events)[-1]["content"].splitlines()[-1]
+
+
+def test_rationale_that_repeats_the_last_reasoning_panel_is_left_out() -> None:
+    e = Clock()
+    said = "Dog is the strongest class (0.91), so the answer is Dog barking."
+    events = [
+        started(e),
+        e(ev.Thought, turn=1, text=f"{said}\n<answer>Dog barking</answer>"),
+        e(ev.Answer, text="Dog barking", choice="Dog barking", rationale=said),
+        e(ev.RunFinished, calls=0, input_tokens=0, output_tokens=0, cost=0.0, wall_s=0.1),
+    ]
+    messages = render.render_run(events)
+    assert said in messages[0]["content"].replace("\\", "")  # the panel keeps it
+    assert "strongest class" not in messages[-1]["content"]  # the answer does not repeat it
+
+
+def test_degraded_run_says_which_tool_failed() -> None:
+    e = Clock()
+    events = [
+        started(e),
+        e(ev.Answer, text="Dog barking", choice="Dog barking"),
+        e(
+            ev.RunFinished, calls=2, input_tokens=0, output_tokens=0, cost=0.0, wall_s=1.0,
+            status="degraded", degraded_tools=["transcribe"],
+        ),
+    ]  # fmt: skip
+    content = render.render_run(events)[-1]["content"]
+    assert "**Tools failed:** transcribe" in content
+    assert "degraded: transcribe" in content.splitlines()[-1]
