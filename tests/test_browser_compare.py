@@ -54,7 +54,9 @@ def test_compare_two_strategies_side_by_side(app_server, page, tmp_path: Path) -
     assert "react" in first.inner_text() and "evidence" in second.inner_text()
     # Both columns stream their own tool panels.
     for column in (first, second):
-        column.locator(".thought-group .title").filter(has_text="🔧").first.wait_for(timeout=60_000)
+        column.locator(".thought-group .title").filter(has_text="Tool:").first.wait_for(
+            timeout=60_000
+        )
     screenshot(page, tmp_path / "compare-streaming.png")
 
     # Both answer; the summary has a row per run, agreement and the majority answer.

@@ -511,7 +511,7 @@ def test_overlapping_spans_are_stacked() -> None:
     assert timeline.subrows(many) == [0, 1, 2, 3, 3, 3]
 
 
-def test_timeline_draws_bands_where_the_tools_reported_spans() -> None:
+def test_timeline_figure_has_spans_with_hover_and_click_times() -> None:
     rate = 16_000
     t = np.arange(4 * rate) / rate
     samples = np.where((t > 1) & (t < 2), 0.5 * np.sin(2 * np.pi * 1000 * t), 0.0)
@@ -519,56 +519,60 @@ def test_timeline_draws_bands_where_the_tools_reported_spans() -> None:
         timeline.Track("speech_activity", [timeline.Span(1.0, 2.0, "speech")]),
         timeline.Track("my_tool", [timeline.Span(0.0, 0.5, "a"), timeline.Span(0.2, 3.0, "b")]),
     ]
-    image = timeline.draw_timeline(samples, rate, tracks, width=900, title="test")
-    layout = timeline.Layout(width=900, duration=4.0, tracks=tracks)
-    assert image.size == (900, layout.height)
-    pixels = np.asarray(image)
-    green = timeline.TOOL_COLOURS["speech_activity"]
+    fig = timeline.timeline_figure(samples, rate, tracks, title="test <b>")
+    bars = {trace.name: trace for trace in fig.data if trace.type == "bar"}
+    assert list(bars) == ["speech_activity", "my_tool"]
+    speech = bars["speech_activity"]
+    assert speech.marker.color == timeline.TOOL_COLOURS["speech_activity"]
+    assert list(speech.base) == [1.0] and list(speech.x) == [1.0]
+    assert speech.customdata[0][0] == 1.0  # where a click starts playing
+    assert "customdata[2]" in speech.hovertemplate and "speech_activity" in speech.hovertemplate
     colours = timeline.tool_colours(tracks)
-    assert colours["my_tool"] not in (green, *timeline.TOOL_COLOURS.values())
-
-    def at(x: float, y: float) -> tuple[int, ...]:
-        return tuple(int(v) for v in pixels[int(y), int(x)])
-
-    # Inside the speech span's box, in its lane: the tool's colour; before and after: not.
-    x0, y0, x1, y1 = layout.span_box(0, 0)
-    assert (round(x0), round(x1)) == (round(layout.x(1.0)), round(layout.x(2.0)))
-    top_row = y0 + 1  # above the label's letters
-    assert at(layout.x(1.05), top_row) == green
-    assert at(layout.x(1.95), top_row) == green
-    assert at(layout.x(0.8), top_row) == timeline.PANEL
-    assert at(layout.x(2.3), top_row) == timeline.PANEL
-    # The second tool's overlapping spans sit in two sub-rows of its own lane.
-    _, a_top, _, a_bottom = layout.span_box(1, 0)
-    _, b_top, _, b_bottom = layout.span_box(1, 1)
-    assert b_top > a_bottom and a_top > y1
-    assert at(layout.x(2.5), b_top + 1) == colours["my_tool"]
-    assert at(layout.x(2.5), a_top + 1) == timeline.PANEL
-    assert at(layout.x(0.4), a_top + 1) == colours["my_tool"]
-    # The legend: each lane starts with a swatch in its tool's colour.
-    assert at(13, layout.lane_top(0) + 11) == green
-    assert at(13, layout.lane_top(1) + 11) == colours["my_tool"]
-    # The waveform is drawn where there is sound, flat where there is none; the spectrogram
-    # is brightest at 1 kHz while the tone sounds.
-    wave_mid = layout.wave_top + layout.wave_h // 2
-    column_sound, column_quiet = int(layout.x(1.5)), int(layout.x(3.5))
-    assert at(column_sound, wave_mid - 20) == timeline.WAVE
-    assert at(column_quiet, wave_mid - 20) != timeline.WAVE
-    spectrogram = pixels[layout.spec_top : layout.spec_top + layout.spec_h, column_sound].sum(1)
-    brightest = int(np.argmax(spectrogram))
-    expected = layout.spec_h * (1 - 1000 / 8000)
-    assert abs(brightest - expected) <= 4
-    quiet = pixels[layout.spec_top : layout.spec_top + layout.spec_h, column_quiet].sum(1)
-    assert quiet.max() < spectrogram.max()
+    assert colours["my_tool"] not in timeline.TOOL_COLOURS.values()
+    # Overlapping spans of one tool in two sub-rows of its own lane, below the first lane.
+    assert list(bars["my_tool"].y) == [-1, -2]
+    assert fig.layout.title.text == "test &lt;b&gt;"
+    # The waveform follows the sound; the spectrogram is loudest at 1 kHz while the tone sounds.
+    wave = next(tr for tr in fig.data if tr.name == "waveform")
+    highs = np.array(wave.y)
+    times = np.array(wave.x)
+    assert highs[(times > 1.2) & (times < 1.8)].min() > 0.5
+    assert abs(highs[times > 2.5]).max() < 0.01
+    spec = next(tr for tr in fig.data if tr.type == "heatmap")
+    z = np.array(spec.z)
+    column = int(np.argmin(abs(np.array(spec.x) - 1.5)))
+    assert abs(spec.y[int(np.argmax(z[:, column]))] - 1.0) < 0.2
 
 
-def test_timeline_without_spans_or_audio_still_draws() -> None:
-    image = timeline.draw_timeline(np.zeros(0, np.float32), 16_000, [])
-    assert image.size[0] == 1100
+def test_transcript_segments_are_spans_with_their_words() -> None:
+    e = Clock()
+    words = "the quick brown fox jumps over the lazy dog near the river bank today"
+    segments = [
+        {"start": 0.0, "end": 2.0, "text": words},
+        {"start": 2.5, "end": 3.0, "text": "yes"},
+    ]
+    events = [
+        started(e),
+        e(ev.ToolResultEvent, call_id="c1", tool="transcribe", output="",
+          data={"segments": segments, "spans": [{"start": 0, "end": 3, "label": "x"}]}),
+    ]  # fmt: skip
+    (track,) = timeline.tracks_from_events(events)
+    assert [(s.start, s.end) for s in track.spans] == [(0.0, 2.0), (2.5, 3.0)]
+    assert track.spans[0].text == words and track.spans[0].label.endswith("…")
+    fig = timeline.timeline_figure(None, 16_000, [track])
+    bar = fig.data[0]
+    assert "quick brown fox" in bar.customdata[0][3]
+
+
+def test_timeline_without_spans_or_audio_and_for_long_audio() -> None:
+    fig = timeline.timeline_figure(np.zeros(0, np.float32), 16_000, [])
+    assert "No tool reported" in fig.layout.annotations[0].text
     long = np.random.default_rng(0).normal(0, 0.1, 16_000 * 600).astype(np.float32)
     spans = [timeline.Span(i, i + 0.5, f"s{i}") for i in range(0, 600, 3)]
-    picture = timeline.draw_timeline(long, 16_000, [timeline.Track("transcribe", spans)])
-    assert picture.size[0] == 1100
+    fig = timeline.timeline_figure(long, 16_000, [timeline.Track("transcribe", spans)])
+    wave = next(tr for tr in fig.data if tr.name == "waveform")
+    assert len(wave.x) == timeline.WAVE_POINTS  # the figure does not grow with the audio
+    assert len(fig.to_json()) < 600_000
 
 
 def test_tick_step() -> None:
