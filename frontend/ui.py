@@ -1092,7 +1092,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                         min_width=120,
                     )
                     ask_btn = gr.Button(
-                        "Ask", variant="primary", elem_id="ask", min_width=64, scale=0
+                        "Ask", variant="primary", elem_id="ask", min_width=96, scale=0
                     )
                     stop_btn = gr.Button(
                         "Stop", variant="secondary", elem_id="stop", min_width=64, scale=0,

@@ -93,6 +93,7 @@ def fill_question(page: Any, question: str, choices: list[str] | None = None) ->
     box = page.locator("#choices textarea")
     if choices and not box.is_visible():
         page.locator("#choices-box").get_by_text("Answer choices (optional)").click()
+        box.wait_for()
     if box.is_visible():
         box.fill("\n".join(choices or []))
 

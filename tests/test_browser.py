@@ -55,7 +55,7 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
     answer.wait_for(timeout=75_000)
     wait_for_count(page, "#chat", "$0.0000", 1)
     text = answer.inner_text()
-    chosen = text.split("Answer:", 1)[1].strip().splitlines()[0].strip()
+    chosen = text.split("Answer:", 1)[1].strip().splitlines()[0].split(" · ")[0].strip()
     assert chosen in SOUND_CHOICES, text
     assert "tool call" in chat.inner_text()
     assert page.locator("#question textarea").input_value() == ""
