@@ -1,6 +1,6 @@
 """Entry point: settings, storage, registry, the FastAPI app with the Gradio UI mounted; serve.
 
-    python app.py            # http://127.0.0.1:7860, offline default
+python app.py            # http://127.0.0.1:7860, offline default
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from fastapi import FastAPI  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api  # noqa: E402
+from backend.limits import BodyLimitMiddleware  # noqa: E402
+from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 from storage import Store  # noqa: E402
@@ -43,6 +45,12 @@ def create_app(
     app = FastAPI(title="Audio question answering agent", version=api.API_VERSION)
     api.install(app, service)
     app.state.service = service
+    app.add_middleware(  # request bodies over their limit: 413 while they stream
+        BodyLimitMiddleware,
+        upload_bytes=service.audio.max_bytes,
+        json_bytes=int(settings.limits.json_kb * 1024),
+    )
+    app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:

@@ -7,19 +7,25 @@ happens, so a run cut short is still there up to its last event.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from agent.audio import AudioError, AudioStore
+from agent.audio import AudioError, AudioStore, UnsupportedFormatError
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, run_question
+from backend.limits import check_question
 from backend.settings import Settings
 from storage import SqlToolCache, Store
+from storage.cleanup import Purged, purge_conversation, stale_conversations
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+log = logging.getLogger(__name__)
 
 
 class ServiceError(ValueError):
@@ -124,11 +130,16 @@ class AgentService:
             max_seconds=settings.max_audio_minutes * 60,
         )
         self.cache = SqlToolCache(store)
+        # Called with what a deletion removed, before the recordings' files go (the UI adds
+        # the removal of its temporary copies and exports: frontend/files.py).
+        self.deletion_hooks: list[Callable[[Purged], object]] = []
 
     # -- audio ----------------------------------------------------------------------------
     def upload(self, data: bytes, name: str = "") -> AudioInfo:
         try:
             ref = self.audio.add_bytes(data, name=name)
+        except UnsupportedFormatError as exc:
+            raise ServiceError(str(exc), status=415) from exc
         except AudioError as exc:
             raise ServiceError(str(exc), status=422) from exc
         self.store.add_audio(ref, size_bytes=len(data))
@@ -150,6 +161,35 @@ class AgentService:
         return self.upload(path.read_bytes(), name=path.name)
 
     # -- conversations ------------------------------------------------------------------------
+    def delete_conversation(self, conversation_id: str) -> Purged | None:
+        """Delete a conversation with what only it used: the recordings no other conversation
+        (of any owner) references, their files, their cached tool results, and (through
+        ``deletion_hooks``) the UI's temporary files and exports. None if it did not exist."""
+        purged = purge_conversation(self.store, conversation_id)
+        if purged is None:
+            return None
+        for hook in self.deletion_hooks:
+            try:
+                hook(purged)
+            except Exception:  # the database rows are gone already; report, keep going
+                log.exception("cleanup after deleting conversation %s failed", conversation_id)
+        for info in purged.audio:
+            self.audio.delete(info.id)
+        return purged
+
+    def prune_stale(self, now: datetime | None = None) -> list[str]:
+        """Delete conversations untouched for ``settings.retention_days`` (as
+        ``delete_conversation`` does); returns their ids. Nothing when retention is off."""
+        days = self.settings.retention_days
+        if not days or days <= 0:
+            return []
+        cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
+        pruned = []
+        for conversation_id in stale_conversations(self.store, cutoff):
+            if self.delete_conversation(conversation_id) is not None:
+                pruned.append(conversation_id)
+        return pruned
+
     def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
         conv = self.store.get_conversation(conversation_id)
         if conv is None:
@@ -205,10 +245,9 @@ class AgentService:
         if not question:
             raise ServiceError("Type a question first.")
         choices = [c.strip() for c in ask.choices if c and c.strip()]
+        check_question(question, choices, self.settings.limits)
         if len(choices) == 1:
             raise ServiceError("Give at least two answer choices, or none.")
-        if len(choices) > 26:
-            raise ServiceError("At most 26 answer choices.")
         if not contenders:
             raise ServiceError("Pick at least one planner.")
         known_strategies = {s["name"] for s in self.registry.catalogue()["strategies"]}

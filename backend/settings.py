@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.run import DEFAULT_TOOL_TIMEOUT_S
+from backend.limits import Limits
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -14,6 +15,19 @@ def _env_bool(name: str, default: bool) -> bool:
     if value is None:
         return default
     return value.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+def _env_float(name: str) -> float | None:
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {value!r}") from None
+    if number <= 0:
+        raise ValueError(f"{name} must be more than 0 (unset it to keep everything)")
+    return number
 
 
 @dataclass
@@ -28,6 +42,11 @@ class Settings:
     budget: int | None = None  # tool calls per question; None: the strategy's default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     warm_up: bool = True  # load the local models at start-up, in the background
+    # Delete conversations untouched for this many days (at start-up, then every
+    # retention_every_s); None keeps them forever.
+    retention_days: float | None = None
+    retention_every_s: float = 3600.0
+    limits: Limits = field(default_factory=Limits)  # request sizes and per-owner upload quotas
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -45,6 +64,8 @@ class Settings:
                 env.get("AUDIO_AGENT_TOOL_TIMEOUT_S", str(DEFAULT_TOOL_TIMEOUT_S))
             ),
             warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
+            retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
+            limits=Limits.from_env(env),
         )
 
     @property

@@ -23,7 +23,6 @@ import itertools
 import json
 import logging
 import re
-import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ import plotly.graph_objects as go
 from agent import events as ev
 from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
+from backend.limits import check_question, check_title
 from backend.service import (
     AgentService,
     AskRequest,
@@ -43,7 +43,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import history, render, timeline
+from frontend import files, history, render, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -71,10 +71,8 @@ PAGE_JS = (_HERE / "page.js").read_text()
 HISTORY_JS = (_HERE / "history.js").read_text()
 
 
-def _temp_dir(name: str) -> Path:
-    path = Path(tempfile.gettempdir()) / "audio-agent-ui" / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def _temp_dir(*parts: str) -> Path:
+    return files.temp_dir(*parts)  # removed with the conversation: see frontend/files.py
 
 
 def parse_choices(text: str | None) -> list[str]:
@@ -233,7 +231,7 @@ class _Ui:
         except LookupError:
             return None
         title = _safe_name(data["conversation"]["title"])[:40] or "conversation"
-        path = _temp_dir("exports") / f"{title}-{conversation_id[:8]}.json"
+        path = _temp_dir("exports", conversation_id) / f"{title}-{conversation_id[:8]}.json"
         path.write_text(json.dumps(data, ensure_ascii=False, indent=2))
         return str(path)
 
@@ -444,10 +442,12 @@ class _Ui:
         if not conversation_id:
             gr.Warning("Open a conversation first.")
             return gr.skip(), gr.skip()
-        if not title:
-            gr.Warning("Type a title first.")
+        try:
+            title = check_title(title, self.service.settings.limits)
+        except ServiceError as exc:
+            gr.Warning(html.escape(str(exc)))
             return gr.skip(), gr.skip()
-        self.store.rename_conversation(conversation_id, title[:200])
+        self.store.rename_conversation(conversation_id, title)
         return self.list_update(conversation_id), self.export_update(conversation_id)
 
     def ask_delete(self, conversation_id: str | None) -> dict[Any, Any]:
@@ -487,7 +487,7 @@ class _Ui:
 
     def finish_delete(self, conversation_id: str) -> None:
         if self.pending_deletes.pop(conversation_id, None) is not None:
-            self.store.delete_conversation(conversation_id)
+            self.service.delete_conversation(conversation_id)
 
     async def undo_delete(self, conversation_id: str | None) -> dict[Any, Any]:
         c = self.components
@@ -620,6 +620,8 @@ class _Ui:
         and prepare its runs; ServiceError (nothing stored) if it cannot be asked."""
         if not (question or "").strip():
             raise ServiceError("Type a question first.")
+        # Lengths first: a huge question is refused before any upload is decoded.
+        check_question(question.strip(), parse_choices(choices_text), self.service.settings.limits)
         created = False
         try:
             audio_id: str | None = None
@@ -917,6 +919,8 @@ def _safe_name(text: str) -> str:
 
 def build_ui(service: AgentService) -> gr.Blocks:
     ui = _Ui(service)
+    if files.forget not in service.deletion_hooks:
+        service.deletion_hooks.append(files.forget)
     default_planner = ui.available_planners[0]["name"] if ui.available_planners else None
     default_tools = [t["name"] for t in ui.available_tools]
     default_preset = ui.matching_preset(default_planner, default_tools)
