@@ -101,15 +101,31 @@ def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
 def strategy_choices(catalogue: dict[str, Any]) -> list[tuple[str, str]]:
     """The strategies to offer: from the catalogue when it lists them, else the agent's own."""
     entries = catalogue.get("strategies")
-    if entries:
+    if entries:  # short labels: the dropdown is narrow (the full one is its info line)
         return [
-            (e.get("label") or e["name"], e["name"]) for e in entries if e.get("available", True)
+            (f"{render.short_label(e.get('label') or e['name'])} · {e['name']}", e["name"])
+            for e in entries
+            if e.get("available", True)
         ]
     try:
         from agent.strategies import STRATEGY_LABELS
     except ImportError:
         return []
     return [(f"{label.split(' (')[0]} · {name}", name) for name, label in STRATEGY_LABELS.items()]
+
+
+def strategy_info(catalogue: dict[str, Any], name: str | None) -> str:
+    """What the picked strategy does (its full label), for the line under the dropdown."""
+    entries = {e["name"]: e for e in catalogue.get("strategies") or []}
+    label = (entries.get(name or "") or {}).get("label")
+    if not label:
+        try:
+            from agent.strategies import STRATEGY_LABELS
+
+            label = STRATEGY_LABELS.get(name or "")
+        except ImportError:
+            label = None
+    return f"{label}." if label else "The method the planner follows."
 
 
 def contenders(planners: Sequence[str] | None, strategies: Sequence[str] | None) -> list[tuple]:
@@ -329,13 +345,16 @@ class _Ui:
         height = 440 if len(columns) <= 2 else 340
         update: dict[Any, Any] = {c["compare_rows"][1]: gr.update(visible=len(columns) > 2)}
         for index, chat in enumerate(c["compare_chats"]):
-            plot = c["compare_plots"][index]
+            plot, heading = c["compare_plots"][index], c["compare_headings"][index]
             if index < len(columns):
                 label, messages = columns[index]
                 update[chat] = gr.update(value=messages, label=label, visible=True, height=height)
+                text = f"**Run {index + 1}:** {render.md_escape(label)}"
+                update[heading] = gr.update(value=text, visible=True)
             else:
                 update[chat] = gr.update(value=[], visible=False)
                 update[plot] = gr.update(value=None, visible=False)
+                update[heading] = gr.update(value="", visible=False)
         return update
 
     def compare_timelines(self, runs: Sequence[Sequence[ev.Event]]) -> dict[Any, Any]:
@@ -604,7 +623,7 @@ class _Ui:
 
     def problem(self, message: str) -> dict[Any, Any]:
         gr.Warning(html.escape(message))
-        return {self.components["status"]: _status(f"⚠️ {render.md_escape(message)}")}
+        return {self.components["status"]: _status(f"**Not asked:** {render.md_escape(message)}")}
 
     async def start(
         self,
@@ -1042,6 +1061,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                         compare_rows = []
                         compare_chats = []
                         compare_plots = []
+                        compare_headings = []
                         for row_index in range(2):
                             with gr.Row(
                                 equal_height=False,
@@ -1052,9 +1072,20 @@ def build_ui(service: AgentService) -> gr.Blocks:
                                 for column in range(2):
                                     index = row_index * 2 + column
                                     with gr.Column(min_width=260):
+                                        # the column's label as a heading above it: Gradio's
+                                        # own label floats over the first message
+                                        compare_headings.append(
+                                            gr.Markdown(
+                                                "",
+                                                visible=False,
+                                                elem_id=f"compare-heading-{index + 1}",
+                                                elem_classes=["compare-heading"],
+                                            )
+                                        )
                                         compare_chats.append(
                                             gr.Chatbot(
                                                 label=f"Run {index + 1}",
+                                                show_label=False,
                                                 height=440,
                                                 visible=False,
                                                 elem_id=f"compare-run-{index + 1}",
@@ -1143,7 +1174,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     choices=ui.strategies,
                     value=default_strategy,
                     label="Strategy",
-                    info="The method the planner follows; each comes from a published agent.",
+                    info=strategy_info(ui.catalogue, default_strategy),
                     visible=bool(ui.strategies),
                     elem_id="strategy",
                 )
@@ -1219,9 +1250,10 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "compare_rows": compare_rows,
             "compare_chats": compare_chats,
             "compare_plots": compare_plots,
+            "compare_headings": compare_headings,
             "compare_summary": compare_summary,
         }
-        lists = ("compare_rows", "compare_chats", "compare_plots")
+        lists = ("compare_rows", "compare_chats", "compare_plots", "compare_headings")
         layout_only = (
             "search",
             "header_actions",
@@ -1229,7 +1261,9 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "delete_question",
             "undo_text",
         )
-        compare_outputs = [*compare_rows, *compare_chats, *compare_plots, compare_summary]
+        compare_outputs = [
+            *compare_rows, *compare_chats, *compare_plots, *compare_headings, compare_summary,
+        ]  # fmt: skip
         view_outputs = [
             conv_state, uploaded_state, chatbot, audio, audio_box, player, audio_note, rename_box,
             export_btn, run_select, trace_df, trace_totals, timeline_plot, status, delete_confirm,
@@ -1240,6 +1274,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
             *compare_rows,
             *compare_chats,
             *compare_plots,
+            *compare_headings,
         ]
         contender_inputs = [compare_planners, compare_strategy_pick]
 
@@ -1269,6 +1304,12 @@ def build_ui(service: AgentService) -> gr.Blocks:
             ui.select_run, inputs=run_select, outputs=[trace_df, trace_totals, timeline_plot]
         )
         planner.change(ui.on_planner, inputs=planner, outputs=planner_info)
+        strategy.change(
+            lambda name: gr.update(info=strategy_info(ui.catalogue, name)),
+            inputs=strategy,
+            outputs=strategy,
+            show_progress="hidden",
+        )
         preset.input(ui.on_preset, inputs=preset, outputs=[planner, tools])
         planner.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
         tools.input(ui.on_selection, inputs=[planner, tools], outputs=preset)

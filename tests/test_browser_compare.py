@@ -51,7 +51,8 @@ def test_compare_two_strategies_side_by_side(app_server, page, tmp_path: Path) -
     first, second = page.locator("#compare-run-1"), page.locator("#compare-run-2")
     first.wait_for()
     second.wait_for()
-    assert "react" in first.inner_text() and "evidence" in second.inner_text()
+    headings = [page.locator(f"#compare-heading-{i}").inner_text() for i in (1, 2)]
+    assert "react" in headings[0] and "evidence" in headings[1]
     # Both columns stream their own tool panels.
     for column in (first, second):
         column.locator(".thought-group .title").filter(has_text="Tool:").first.wait_for(
