@@ -615,10 +615,11 @@ class _Ui:
         planners: list[str] | None = None,
         strategies: list[str] | None = None,
     ) -> tuple[Any, ...]:
-        """Ask is enabled again and Stop disabled: nothing runs."""
+        """Ask and Retry are enabled again and Stop disabled: nothing runs."""
         return (
             gr.update(value=self.button_label(mode, planners, strategies), interactive=True),
             gr.update(interactive=False),
+            gr.update(interactive=True),
         )
 
     def problem(self, message: str) -> dict[Any, Any]:
@@ -697,6 +698,7 @@ class _Ui:
             **self.audio_views(started.conversation_id),
             c["ask_btn"]: gr.update(value=running, interactive=False),
             c["stop_btn"]: gr.update(interactive=True),
+            c["retry_btn"]: gr.update(interactive=False),
             c["conv_list"]: self.list_update(started.conversation_id),
             c["run_select"]: gr.update(
                 choices=self.run_choices([*started.views, MessageView(started.message)])
@@ -720,6 +722,7 @@ class _Ui:
             c["run_select"]: gr.update(choices=self.run_choices(views), value=run_id),
             c["timeline"]: self.timeline_figure(self.store.run_events(run_id)),
             c["stop_btn"]: gr.update(interactive=False),
+            c["retry_btn"]: gr.update(interactive=True),
         }
 
     async def submit(
@@ -1237,6 +1240,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "timeline": timeline_plot,
             "ask_btn": ask_btn,
             "stop_btn": stop_btn,
+            "retry_btn": retry_btn,
             "tabs": tabs,
             "delete_confirm": delete_confirm,
             "delete_question": delete_question,
@@ -1348,7 +1352,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "show_progress": "hidden",  # the chat shows progress: pending panels
         }
         idle_inputs = [mode_state, *contender_inputs]
-        idle_outputs = [ask_btn, stop_btn]
+        idle_outputs = [ask_btn, stop_btn, retry_btn]
         # Enter in the question box presses Ask (page.js); Shift+Enter adds a line.
         ask_event = ask_btn.click(ui.submit, inputs=ask_inputs, **ask_options)
         ask_event.then(ui.idle, inputs=idle_inputs, outputs=idle_outputs)
