@@ -7,11 +7,12 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, File, HTTPException, Request, UploadFile
+from fastapi import APIRouter, Depends, FastAPI, File, HTTPException, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.events import RunFailed
+from backend.auth import current_owner
 from backend.limits import check_title
 from backend.service import AgentService, AskRequest, ServiceError
 from storage.schemas import AudioInfo, ConversationInfo
@@ -85,7 +86,12 @@ def build_router(service: AgentService) -> APIRouter:
         }
 
     @router.get("/catalogue")
-    def catalogue() -> dict[str, Any]:
+    async def catalogue(check: bool = False) -> dict[str, Any]:
+        """``?check=1``: also make the doctor's smallest real call to each remote entry."""
+        if check:
+            from agent.doctor import checked_catalogue
+
+            return await checked_catalogue(service.registry)
         return service.catalogue()
 
     @router.get("/conversations")
@@ -135,7 +141,9 @@ def build_router(service: AgentService) -> APIRouter:
         )
 
     @router.post("/audio", status_code=201)
-    async def upload(file: UploadFile = File(...)) -> dict[str, Any]:
+    async def upload(
+        file: UploadFile = File(...), owner: str = Depends(current_owner)
+    ) -> dict[str, Any]:
         limit = service.audio.max_bytes
         data = await file.read(limit + 1)
         if len(data) > limit:
@@ -145,7 +153,7 @@ def build_router(service: AgentService) -> APIRouter:
                 status=413,
             )
         # Decoding a long file takes seconds: off the event loop, so other requests go on.
-        info = await asyncio.to_thread(service.upload, data, file.filename or "")
+        info = await asyncio.to_thread(service.upload, data, file.filename or "", owner=owner)
         return public_audio(info)
 
     @router.get("/audio/{audio_id}")
@@ -235,4 +243,5 @@ def install(app: FastAPI, service: AgentService) -> None:
 
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=headers)

@@ -316,8 +316,16 @@ def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+def guess_line(answer: ev.Answer) -> str:
+    """How a guessed answer reads: "can't tell; best guess: X"."""
+    return f"can't tell; best guess: {(answer.choice or answer.text).strip()}"
+
+
 def footnote(
-    finished: ev.RunFinished, planner_label: str = "", confidence: float | None = None
+    finished: ev.RunFinished,
+    planner_label: str = "",
+    confidence: float | None = None,
+    guess: str = "",
 ) -> str:
     """One line: calls, time, tokens and cost of a finished run."""
     tokens = finished.input_tokens + finished.output_tokens
@@ -331,7 +339,7 @@ def footnote(
         f"${finished.cost:.4f}",
     ]
     if confidence is not None:
-        parts.append(f"confidence {confidence:.2f}")
+        parts.append(f"confidence {confidence:.2f}" + (f" ({guess})" if guess else ""))
     if planner_label:
         parts.append(planner_label)
     if finished.status == "forced":
@@ -344,15 +352,16 @@ def footnote(
 
 
 def answer_line(answer: ev.Answer, choices: Sequence[str] = ()) -> str:
-    """The answer in one line: the choice (or the sentence), its confidence and, when the
-    evidence could not decide, that it is a best guess."""
-    if answer.choice is not None:
+    """The answer in one line: the choice (or the sentence) and its confidence; when the
+    evidence could not decide, "Can't tell; best guess: X"."""
+    if answer.guess:  # the evidence could not decide: never shown as if it knew
+        line = guess_line(answer)
+        line = f"**{md_escape(line[:1].upper() + line[1:])}**"
+    elif answer.choice is not None:
         line = f"**Answer: {md_escape(answer.choice)}**"
     else:
         line = f"**Answer:** {md_escape(answer.text.strip())}"
     notes = []
-    if answer.guess:
-        notes.append("best guess")
     if answer.confidence is not None:
         notes.append(f"confidence {answer.confidence:.2f}")
     if notes:
@@ -402,6 +411,7 @@ def _answer_message(state: _RunState) -> Message | None:
         parts.append(degraded_note(finished))
     if finished is not None:
         label = state.started.planner_label if state.started else ""
+        # the confidence (and a guess) are on the answer line, not repeated here
         parts.append(f"<sub>{md_escape(footnote(finished, label))}</sub>")
     if not parts:
         return None

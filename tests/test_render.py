@@ -626,7 +626,7 @@ def test_answer_line_shows_confidence_and_best_guess() -> None:
         e(ev.RunFinished, calls=0, input_tokens=0, output_tokens=0, cost=0.0, wall_s=0.1),
     ]
     line = render.render_run(events)[-1]["content"].split("\n\n")[0]
-    assert line == "**Answer: Rain** · best guess · confidence 0.30"
+    assert line == "**Can't tell; best guess: Rain** · confidence 0.30"
     assert "confidence" not in render.render_run(events)[-1]["content"].splitlines()[-1]
 
 
