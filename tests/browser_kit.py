@@ -8,6 +8,8 @@ each test's tmp_path; their paths are printed (see them with ``-s``).
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -138,8 +140,14 @@ def open_trace(page: Any) -> None:
 
 
 def screenshot(page: Any, path: Path, *, full_page: bool = False) -> Path:
+    """A screenshot in the test's folder, copied to $UI_SHOTS_DIR when that is set (to keep
+    the pictures of a run for looking at them)."""
     page.screenshot(path=str(path), full_page=full_page)
     print(f"\nscreenshot: {path}")
+    target = os.environ.get("UI_SHOTS_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
     return path
 
 

@@ -9,8 +9,6 @@ test's tmp_path (and to $UI_SHOTS_DIR when set); their paths are printed (see th
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -23,26 +21,16 @@ from tests.browser_kit import (
     fill_question,
     open_app,
     open_trace,
+    screenshot,
     serious_violations,
     upload,
     wait_for_count,
 )
-from tests.browser_kit import screenshot as _screenshot
 
 pytestmark = pytest.mark.browser
 
 QUESTION = "Which sound is this?"
 SPEECH_CLIP = FIXTURES / "digit_1_george_1.wav"
-
-
-def shot(page: Any, path: Path, *, full_page: bool = False) -> Path:
-    """A screenshot in tmp_path, copied to $UI_SHOTS_DIR when that is set."""
-    _screenshot(page, path, full_page=full_page)
-    target = os.environ.get("UI_SHOTS_DIR")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(target) / path.name)
-    return path
 
 
 def answered(page: Any, count: int = 1, selector: str = "#chat") -> None:
@@ -64,7 +52,7 @@ def test_chat_history_delete_timeline_and_axe(app_server, page, tmp_path: Path) 
     url = app_server()
     open_app(page, url)
     assert serious_violations(page) == []  # the main page, empty
-    shot(page, tmp_path / "desktop-start.png")
+    screenshot(page, tmp_path / "desktop-start.png")
     stop = page.locator("#stop")
     assert stop.is_disabled()  # nothing runs
     assert "on the right" not in page.content()
@@ -92,7 +80,7 @@ def test_chat_history_delete_timeline_and_axe(app_server, page, tmp_path: Path) 
     player = page.locator("#player-chip audio")
     assert player.count() == 1
     assert page.locator("#player-chip a[download]").get_attribute("href").startswith("/api/audio/")
-    shot(page, tmp_path / "desktop-answer.png")
+    screenshot(page, tmp_path / "desktop-answer.png")
 
     # Edit puts the last question back; Retry asks it again as a new turn.
     page.locator("#edit").click()
@@ -115,7 +103,7 @@ def test_chat_history_delete_timeline_and_axe(app_server, page, tmp_path: Path) 
     x, y = span["x"] + span["width"] / 2, span["y"] + span["height"] / 2
     page.mouse.move(x, y)
     page.locator("#timeline .hoverlayer .hovertext").first.wait_for()
-    shot(page, tmp_path / "desktop-timeline-hover.png")
+    screenshot(page, tmp_path / "desktop-timeline-hover.png")
     page.mouse.click(x, y)
     page.wait_for_function(
         "() => document.querySelector('#player-chip audio').currentTime > 0", timeout=10_000
@@ -138,7 +126,7 @@ def test_chat_history_delete_timeline_and_axe(app_server, page, tmp_path: Path) 
     search.fill("dog_bark")
     visible = page.locator("#conversation-list .conv-item:visible")
     assert visible.count() == 1 and QUESTION in visible.inner_text()
-    shot(page, tmp_path / "desktop-search.png")
+    screenshot(page, tmp_path / "desktop-search.png")
     search.fill("nothing like this")
     assert page.locator("#conversation-list .conv-nomatch").is_visible()
     search.fill("")
@@ -155,7 +143,7 @@ def test_chat_history_delete_timeline_and_axe(app_server, page, tmp_path: Path) 
     open_trace(page)
     page.locator("#timeline .js-plotly-plot").wait_for()
     assert serious_violations(page) == []  # a reopened conversation with its trace
-    shot(page, tmp_path / "desktop-reopened.png")
+    screenshot(page, tmp_path / "desktop-reopened.png")
 
     # Delete asks first; after it, Undo brings the conversation back.
     page.locator("#delete").click()
@@ -163,13 +151,13 @@ def test_chat_history_delete_timeline_and_axe(app_server, page, tmp_path: Path) 
     confirm.wait_for()
     assert "undo" in page.locator("#delete-confirm").inner_text().lower()
     assert items.count() == 2  # nothing deleted yet
-    shot(page, tmp_path / "desktop-delete-confirm.png")
+    screenshot(page, tmp_path / "desktop-delete-confirm.png")
     confirm.click()
     page.locator("#undo").wait_for()
     page.wait_for_function(
         "() => document.querySelectorAll('#conversation-list .conv-item').length === 1"
     )
-    shot(page, tmp_path / "desktop-deleted-undo.png")
+    screenshot(page, tmp_path / "desktop-deleted-undo.png")
     page.locator("#undo").click()
     page.wait_for_function(
         "() => document.querySelectorAll('#conversation-list .conv-item').length === 2"
@@ -187,7 +175,7 @@ def test_chat_history_delete_timeline_and_axe(app_server, page, tmp_path: Path) 
     page.locator("#compare-note").wait_for()
     page.wait_for_timeout(800)  # the tab's fade-in: measured while fading, text is faint
     assert serious_violations(page) == []
-    shot(page, tmp_path / "desktop-compare.png")
+    screenshot(page, tmp_path / "desktop-compare.png")
 
 
 def test_phone_sidebar_closed_enter_sends_answer_in_view(
@@ -203,7 +191,7 @@ def test_phone_sidebar_closed_enter_sends_answer_in_view(
     box = question.bounding_box()
     assert box is not None and box["y"] + box["height"] <= 844, box
     assert "on the right" not in page.content()
-    shot(page, tmp_path / "phone-start.png")
+    screenshot(page, tmp_path / "phone-start.png")
 
     upload(page, DOG_CLIP)
     fill_question(page, QUESTION, SOUND_CHOICES)
@@ -217,16 +205,16 @@ def test_phone_sidebar_closed_enter_sends_answer_in_view(
     assert answer_box and chat_box
     assert answer_box["y"] < chat_box["y"] + chat_box["height"]  # scrolled to it in the chat
     assert chat_box["y"] < 844 and chat_box["y"] + chat_box["height"] > 0
-    shot(page, tmp_path / "phone-answer.png")
+    screenshot(page, tmp_path / "phone-answer.png")
     # The input stays reachable under the chat, and the page is no wider than the phone.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
     page.locator("#question textarea").scroll_into_view_if_needed()
-    shot(page, tmp_path / "phone-input.png")
+    screenshot(page, tmp_path / "phone-input.png")
 
     # The sidebar opens over the page and closes again after a conversation is picked.
     page.locator(".sidebar .toggle-button").click()
     page.locator("#conversation-list .conv-item").first.wait_for()
-    shot(page, tmp_path / "phone-sidebar.png")
+    screenshot(page, tmp_path / "phone-sidebar.png")
     page.locator("#conversation-list .conv-item").first.click()
     page.wait_for_timeout(800)
     assert not page.locator(".sidebar.open").count()
