@@ -340,8 +340,8 @@ class _Ui:
         total = len(planners or []) * len(strategies or [])
         if len(pairs) < 2:
             return (
-                "Every pair of the planners and strategies picked here answers the question on "
-                f"the right: pick pairs that make 2 to {MAX_CONTENDERS} runs (e.g. one planner, "
+                "Every pair of the planners and strategies picked here answers the question "
+                f"below: pick pairs that make 2 to {MAX_CONTENDERS} runs (e.g. one planner, "
                 "two strategies)."
             )
         text = f"**{len(pairs)} runs side by side:** " + ", ".join(
