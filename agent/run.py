@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +67,18 @@ class RunRequest:
     budget: int | None = None  # None: the strategy's own default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    first_seq: int = 1  # > 1 when the run manager stored events (queued) before it started
+    # Before each paid planner turn or tool call: a reason to refuse it (the owner's daily
+    # spend is used up), or None. Set by the run manager when a daily limit is configured.
+    spend_check: Callable[[], Awaitable[str | None]] | None = None
+
+
+def is_paid(model: Any) -> bool:
+    """A remote planner or tool with a price in the catalogue (local ones cost nothing)."""
+    prices = getattr(getattr(model, "config", None), "prices", None)
+    return dataclasses.is_dataclass(prices) and any(
+        float(getattr(prices, f.name, 0.0) or 0.0) > 0 for f in dataclasses.fields(prices)
+    )
 
 
 @dataclass
@@ -150,7 +162,8 @@ class RunContext:
         self.turns = 0
         self.started = time.monotonic()
         self.answer: ev.Answer | None = None
-        self._seq = 0
+        self.failed_tools: list[str] = []  # tools that raised or timed out (status degraded)
+        self._seq = req.first_seq - 1
         self._ids = 0
 
     # -- events ----------------------------------------------------------------------------
@@ -212,6 +225,9 @@ class RunContext:
         kwargs: dict[str, Any] = {"force_answer": force}
         if temperature is not None:
             kwargs["temperature"] = temperature
+        refusal = await self.spend_refusal(self.req.planner)
+        if refusal:
+            raise PlannerError(refusal, kind="spend_limit")
         async for chunk in self.req.planner.stream_turn(messages, [] if force else tools, **kwargs):
             if isinstance(chunk, TextDelta):
                 if chunk.text:
@@ -326,6 +342,12 @@ class RunContext:
             error=result.error,
         )
 
+    async def spend_refusal(self, model: Any) -> str | None:
+        """Why a paid call must not be made now (the daily spend is used up), else None."""
+        if self.req.spend_check is None or not is_paid(model):
+            return None
+        return await self.req.spend_check()
+
     async def _call_tool(
         self, request: ToolCallRequest, tools: list[Tool], use_cache: bool
     ) -> tuple[ToolResult, bool]:
@@ -352,6 +374,9 @@ class RunContext:
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 return hit, True
+        refusal = await self.spend_refusal(tool)
+        if refusal:
+            return ToolResult(output="", error=f"{tool.name} not run: {refusal}"), False
         try:
             samples = await asyncio.to_thread(self.store.samples, audio)
             everything = {t.name: t for t in [*self.req.tools, *tools]}
@@ -361,11 +386,14 @@ class RunContext:
         except TimeoutError:
             timeout = self.req.tool_timeout_s
             result = ToolResult(output="", error=f"{tool.name} timed out after {timeout:.0f} s.")
+            self.failed_tools.append(tool.name)
         except ToolError as exc:
             result = ToolResult(output="", error=f"{tool.name}: {exc}")
+            self.failed_tools.append(tool.name)
         except Exception as exc:  # the tool's failure goes to the planner, never swallowed
             error = f"{tool.name} failed: {type(exc).__name__}: {exc}"
             result = ToolResult(output="", error=error)
+            self.failed_tools.append(tool.name)
         if result.model is None and tool.model:
             result = result.model_copy(update={"model": tool.model})
         if result.error is None and use_cache:
@@ -475,7 +503,9 @@ async def run_question(
             output_tokens=ctx.totals.usage.output_tokens,
             cost=round(ctx.totals.cost, 6),
             wall_s=round(time.monotonic() - ctx.started, 3),
-            status="forced" if ctx.answer.forced else "ok",
+            # a tool failed or timed out: the answer may lack its evidence, never "ok"
+            status="degraded" if ctx.failed_tools else "forced" if ctx.answer.forced else "ok",
+            degraded_tools=list(dict.fromkeys(ctx.failed_tools)),
         )
     except PlannerError as exc:
         yield ctx.emit(ev.RunFailed, kind=exc.kind, message=str(exc))
