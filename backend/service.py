@@ -8,9 +8,11 @@ following it.
 
 from __future__ import annotations
 
+import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,11 @@ from agent.run import PriorTurn, RunRequest, is_paid
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
 from storage import SqlToolCache, Store
+from storage.cleanup import Purged, purge_conversation, stale_conversations
 from storage.models import DEFAULT_OWNER
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+log = logging.getLogger(__name__)
 
 
 class ServiceError(ValueError):
@@ -141,6 +146,9 @@ class AgentService:
             lease_s=settings.lease_s,
         )
         self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
+        # Called with what a deletion removed, before the recordings' files go (the UI adds
+        # the removal of its temporary copies and exports: frontend/files.py).
+        self.deletion_hooks: list[Callable[[Purged], object]] = []
 
     def close(self) -> None:
         """Shutdown: live runs end as interrupted, their events kept."""
@@ -171,6 +179,36 @@ class AgentService:
         return self.upload(path.read_bytes(), name=path.name)
 
     # -- conversations ------------------------------------------------------------------------
+    def delete_conversation(self, conversation_id: str) -> Purged | None:
+        """Delete a conversation with what only it used: the recordings no other conversation
+        (of any owner) references, their files, their cached tool results, and (through
+        ``deletion_hooks``) the UI's temporary files and exports. None if it did not exist."""
+        self.stop_runs([r.id for r in self.live_runs(conversation_id)])  # nothing to write to
+        purged = purge_conversation(self.store, conversation_id)
+        if purged is None:
+            return None
+        for hook in self.deletion_hooks:
+            try:
+                hook(purged)
+            except Exception:  # the database rows are gone already; report, keep going
+                log.exception("cleanup after deleting conversation %s failed", conversation_id)
+        for info in purged.audio:
+            self.audio.delete(info.id)
+        return purged
+
+    def prune_stale(self, now: datetime | None = None) -> list[str]:
+        """Delete conversations untouched for ``settings.retention_days`` (as
+        ``delete_conversation`` does); returns their ids. Nothing when retention is off."""
+        days = self.settings.retention_days
+        if not days or days <= 0:
+            return []
+        cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
+        pruned = []
+        for conversation_id in stale_conversations(self.store, cutoff):
+            if self.delete_conversation(conversation_id) is not None:
+                pruned.append(conversation_id)
+        return pruned
+
     def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
         conv = self.store.get_conversation(conversation_id)
         if conv is None:

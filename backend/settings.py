@@ -17,6 +17,19 @@ def _env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() not in ("0", "false", "no", "off", "")
 
 
+def _env_float(name: str) -> float | None:
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {value!r}") from None
+    if number <= 0:
+        raise ValueError(f"{name} must be more than 0 (unset it to keep everything)")
+    return number
+
+
 @dataclass
 class Settings:
     data_dir: Path = field(default_factory=lambda: Path("data"))
@@ -38,6 +51,10 @@ class Settings:
     worker_id: str | None = None  # this process in the runs table; default host:pid:random
     heartbeat_s: float = 2.0  # lease refresh of running runs
     lease_s: float = 15.0  # a running run without a heartbeat this long is interrupted
+    # Delete conversations untouched for this many days (at start-up, then every
+    # retention_every_s); None keeps them forever.
+    retention_days: float | None = None
+    retention_every_s: float = 3600.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -55,6 +72,7 @@ class Settings:
                 env.get("AUDIO_AGENT_TOOL_TIMEOUT_S", str(DEFAULT_TOOL_TIMEOUT_S))
             ),
             warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
+            retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
             max_runs=int(env.get("AUDIO_AGENT_MAX_RUNS") or default_max_running()),
             run_queue=int(env.get("AUDIO_AGENT_RUN_QUEUE", "64")),
             owner_runs_per_minute=int(env.get("AUDIO_AGENT_RUNS_PER_MINUTE", "60")),
