@@ -21,6 +21,7 @@ from fastapi import FastAPI  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api  # noqa: E402
+from backend.limits import BodyLimitMiddleware  # noqa: E402
 from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
@@ -58,6 +59,11 @@ def create_app(
     )
     api.install(app, service)
     app.state.service = service
+    app.add_middleware(  # request bodies over their limit: 413 while they stream
+        BodyLimitMiddleware,
+        upload_bytes=service.audio.max_bytes,
+        json_bytes=int(settings.limits.json_kb * 1024),
+    )
     app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()

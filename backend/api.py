@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from agent.events import RunFailed
 from backend.auth import current_owner
+from backend.limits import check_title
 from backend.service import AgentService, AskRequest, ServiceError
 from storage.schemas import AudioInfo, ConversationInfo
 
@@ -23,7 +25,7 @@ class NewConversation(BaseModel):
 
 
 class Rename(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
+    title: str  # trimmed and length-checked by check_title (a 422 with a sentence)
 
 
 class AskBody(BaseModel):
@@ -93,7 +95,8 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.post("/conversations", status_code=201)
     def create_conversation(body: NewConversation | None = None) -> ConversationInfo:
-        return service.store.create_conversation((body or NewConversation()).title)
+        title = check_title((body or NewConversation()).title, service.settings.limits)
+        return service.store.create_conversation(title)
 
     @router.get("/conversations/{conversation_id}")
     def get_conversation(conversation_id: str) -> dict[str, Any]:
@@ -112,7 +115,8 @@ def build_router(service: AgentService) -> APIRouter:
     @router.patch("/conversations/{conversation_id}")
     def rename(conversation_id: str, body: Rename) -> ConversationInfo:
         service.conversation_or_404(conversation_id)
-        renamed = service.store.rename_conversation(conversation_id, body.title.strip())
+        title = check_title(body.title, service.settings.limits)
+        renamed = service.store.rename_conversation(conversation_id, title)
         assert renamed is not None
         return renamed
 
@@ -141,7 +145,9 @@ def build_router(service: AgentService) -> APIRouter:
                 f"{service.settings.max_upload_mb:.0f} MB.",
                 status=413,
             )
-        return public_audio(service.upload(data, name=file.filename or ""))
+        # Decoding a long file takes seconds: off the event loop, so other requests go on.
+        info = await asyncio.to_thread(service.upload, data, file.filename or "")
+        return public_audio(info)
 
     @router.get("/audio/{audio_id}")
     def audio_file(audio_id: str) -> FileResponse:

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from agent.audio import AudioError, AudioStore
+from agent.audio import AudioError, AudioStore, UnsupportedFormatError
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, is_paid
+from backend.limits import check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
 from storage import SqlToolCache, Store
@@ -158,6 +159,8 @@ class AgentService:
     def upload(self, data: bytes, name: str = "") -> AudioInfo:
         try:
             ref = self.audio.add_bytes(data, name=name)
+        except UnsupportedFormatError as exc:
+            raise ServiceError(str(exc), status=415) from exc
         except AudioError as exc:
             raise ServiceError(str(exc), status=422) from exc
         self.store.add_audio(ref, size_bytes=len(data))
@@ -273,10 +276,9 @@ class AgentService:
         if not question:
             raise ServiceError("Type a question first.")
         choices = [c.strip() for c in ask.choices if c and c.strip()]
+        check_question(question, choices, self.settings.limits)
         if len(choices) == 1:
             raise ServiceError("Give at least two answer choices, or none.")
-        if len(choices) > 26:
-            raise ServiceError("At most 26 answer choices.")
         if not contenders:
             raise ServiceError("Pick at least one planner.")
         known_strategies = {s["name"] for s in self.registry.catalogue()["strategies"]}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.run import DEFAULT_TOOL_TIMEOUT_S
+from backend.limits import Limits
 from backend.runs import RunLimits, default_max_running
 
 
@@ -55,6 +56,7 @@ class Settings:
     # retention_every_s); None keeps them forever.
     retention_days: float | None = None
     retention_every_s: float = 3600.0
+    limits: Limits = field(default_factory=Limits)  # request sizes and per-owner upload quotas
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -73,6 +75,7 @@ class Settings:
             ),
             warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
             retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
+            limits=Limits.from_env(env),
             max_runs=int(env.get("AUDIO_AGENT_MAX_RUNS") or default_max_running()),
             run_queue=int(env.get("AUDIO_AGENT_RUN_QUEUE", "64")),
             owner_runs_per_minute=int(env.get("AUDIO_AGENT_RUNS_PER_MINUTE", "60")),

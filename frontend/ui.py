@@ -31,6 +31,7 @@ from PIL import Image
 from agent import events as ev
 from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
+from backend.limits import check_question, check_title
 from backend.service import (
     AgentService,
     AskRequest,
@@ -404,10 +405,12 @@ class _Ui:
         if not conversation_id:
             gr.Warning("Open a conversation first.")
             return gr.skip(), gr.skip()
-        if not title:
-            gr.Warning("Type a title first.")
+        try:
+            title = check_title(title, self.service.settings.limits)
+        except ServiceError as exc:
+            gr.Warning(html.escape(str(exc)))
             return gr.skip(), gr.skip()
-        self.store.rename_conversation(conversation_id, title[:200])
+        self.store.rename_conversation(conversation_id, title)
         return self.list_update(conversation_id), self.export_update(conversation_id)
 
     def delete(self, conversation_id: str | None) -> dict[Any, Any]:
@@ -475,6 +478,8 @@ class _Ui:
         and prepare its runs; ServiceError (nothing stored) if it cannot be asked."""
         if not (question or "").strip():
             raise ServiceError("Type a question first.")
+        # Lengths first: a huge question is refused before any upload is decoded.
+        check_question(question.strip(), parse_choices(choices_text), self.service.settings.limits)
         created = False
         try:
             audio_id: str | None = None
