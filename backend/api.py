@@ -170,7 +170,9 @@ def build_router(service: AgentService) -> APIRouter:
         """Start a run (it belongs to the server) and follow it as server-sent events. A
         client that goes away stops following; ``GET /api/runs/{id}/events?after=SEQ``
         picks it up again."""
-        request, _ = service.prepare(conversation_id, body.to_request(), owner=owner)
+        request, _ = await asyncio.to_thread(
+            service.prepare, conversation_id, body.to_request(), owner=owner
+        )  # off the event loop: it reads and writes the database
         run_ids = service.start_runs(conversation_id, [request], owner=owner)
         return StreamingResponse(
             follow_sse(service, run_ids),
@@ -184,7 +186,8 @@ def build_router(service: AgentService) -> APIRouter:
     ) -> StreamingResponse:
         """Several planners/strategies on one question at once; events of all runs interleave
         (each carries its run_id); a final ``summary`` event compares their answers."""
-        requests, message = service.prepare_many(
+        requests, message = await asyncio.to_thread(
+            service.prepare_many,
             conversation_id,
             body.to_request(),
             [(c.planner, c.strategy) for c in body.contenders],
@@ -227,7 +230,7 @@ def build_router(service: AgentService) -> APIRouter:
         """The run's events after ``after``. With ``Accept: text/event-stream``: the stored
         ones, then the live ones as they happen, until the run ends (SSE ``id`` = seq, so a
         client can resume with ``?after=`` its last id); otherwise a JSON list."""
-        if service.store.get_run(run_id) is None:
+        if await asyncio.to_thread(service.store.get_run, run_id) is None:
             raise HTTPException(404, f"No run {run_id}.")
         if "text/event-stream" in request.headers.get("accept", ""):
             resume = request.headers.get("last-event-id", "")
@@ -237,7 +240,8 @@ def build_router(service: AgentService) -> APIRouter:
                 media_type="text/event-stream",
                 headers=SSE_HEADERS,
             )
-        return [e.model_dump(mode="json") for e in service.store.run_events(run_id, after=after)]
+        events = await asyncio.to_thread(service.store.run_events, run_id, after)
+        return [e.model_dump(mode="json") for e in events]
 
     @router.post("/runs/{run_id}/stop")
     def stop_run(run_id: str) -> dict[str, Any]:
