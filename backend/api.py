@@ -86,7 +86,12 @@ def build_router(service: AgentService) -> APIRouter:
         }
 
     @router.get("/catalogue")
-    def catalogue() -> dict[str, Any]:
+    async def catalogue(check: bool = False) -> dict[str, Any]:
+        """``?check=1``: also make the doctor's smallest real call to each remote entry."""
+        if check:
+            from agent.doctor import checked_catalogue
+
+            return await checked_catalogue(service.registry)
         return service.catalogue()
 
     @router.get("/conversations")

@@ -86,6 +86,29 @@ def parse_choices(text: str | None) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
+def checks_markdown(checks: list[Any]) -> str:
+    """The doctor's rows (agent.doctor.Check) as a list: entry, model, state, what to do."""
+    if not checks:
+        return "No remote planner or tool is configured."
+    states = {
+        "works": "✅ works",
+        "shuts_down": "⚠️ works, shuts down on {date}",
+        "not_offered": "❌ not offered to this key",
+        "cannot_reach": "❌ cannot reach",
+        "error": "❌ error",
+        "skipped": "· not configured",
+    }
+    lines = []
+    for c in checks:
+        state = states[c.status].format(date=c.shutdown_date)
+        detail = f": {render.md_escape(c.detail)}" if c.detail else ""
+        lines.append(
+            f"- **{render.md_escape(c.name)}** ({c.kind}, `{render.md_escape(c.model)}`) "
+            f"{state}{detail}"
+        )
+    return "\n".join(lines)
+
+
 def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
     """The planners, tools and presets that cannot be used here, each with how to enable it
     (lists, not a table: the reasons are long and the column is narrow)."""
@@ -151,6 +174,12 @@ class _Started:
 
 class _Ui:
     """The handlers, bound to one service."""
+
+    async def check_models(self) -> str:
+        """The "Check models" button: the doctor's checks as a list."""
+        from agent import doctor
+
+        return checks_markdown(await doctor.run_checks(self.service.registry))
 
     def __init__(self, service: AgentService) -> None:
         self.service = service
@@ -959,6 +988,14 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     )
                 with gr.Accordion("Unavailable planners, tools and presets", open=False):
                     gr.Markdown(unavailable_table(ui.catalogue), elem_id="unavailable")
+                with gr.Accordion("Check models", open=False):
+                    check_btn = gr.Button("Check models", size="sm", elem_id="check-models")
+                    check_out = gr.Markdown(
+                        "One tiny real call to each configured remote planner and tool "
+                        "(a short text turn, one second of audio).",
+                        elem_id="check-models-result",
+                    )
+                check_btn.click(ui.check_models, None, check_out)
 
         with gr.Accordion("Trace and timeline of an answer", open=False, elem_id="trace"):
             run_select = gr.Dropdown(
