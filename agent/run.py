@@ -84,9 +84,10 @@ class RunRequest:
 def is_paid(model: Any) -> bool:
     """A remote planner or tool with a price in the catalogue (local ones cost nothing)."""
     prices = getattr(getattr(model, "config", None), "prices", None)
-    return dataclasses.is_dataclass(prices) and any(
-        float(getattr(prices, f.name, 0.0) or 0.0) > 0 for f in dataclasses.fields(prices)
-    )
+    if not dataclasses.is_dataclass(prices):
+        return False
+    values = (getattr(prices, f.name, 0.0) for f in dataclasses.fields(prices))
+    return any(isinstance(v, int | float) and v > 0 for v in values)
 
 
 @dataclass
