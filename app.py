@@ -17,11 +17,12 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
-from fastapi import FastAPI  # noqa: E402
+from fastapi import FastAPI, Request  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api  # noqa: E402
-from backend.limits import BodyLimitMiddleware  # noqa: E402
+from backend.auth import owner_from_request  # noqa: E402
+from backend.limits import BodyLimitMiddleware, quota_gate  # noqa: E402
 from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
@@ -63,6 +64,9 @@ def create_app(
         BodyLimitMiddleware,
         upload_bytes=service.audio.max_bytes,
         json_bytes=int(settings.limits.json_kb * 1024),
+        upload_gate=quota_gate(
+            service.upload_quota, lambda scope: owner_from_request(Request(scope))
+        ),
     )
     app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:

@@ -141,7 +141,9 @@ def build_router(service: AgentService) -> APIRouter:
         )
 
     @router.post("/audio", status_code=201)
-    async def upload(file: UploadFile = File(...)) -> dict[str, Any]:
+    async def upload(
+        file: UploadFile = File(...), owner: str = Depends(current_owner)
+    ) -> dict[str, Any]:
         limit = service.audio.max_bytes
         data = await file.read(limit + 1)
         if len(data) > limit:
@@ -151,7 +153,7 @@ def build_router(service: AgentService) -> APIRouter:
                 status=413,
             )
         # Decoding a long file takes seconds: off the event loop, so other requests go on.
-        info = await asyncio.to_thread(service.upload, data, file.filename or "")
+        info = await asyncio.to_thread(service.upload, data, file.filename or "", owner=owner)
         return public_audio(info)
 
     @router.get("/audio/{audio_id}")
@@ -293,4 +295,5 @@ def install(app: FastAPI, service: AgentService) -> None:
 
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=exc.headers)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=headers)

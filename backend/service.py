@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from agent.audio import AudioError, AudioStore, UnsupportedFormatError
+from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, is_paid
-from backend.limits import check_question
+from backend.limits import UploadQuota, check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
 from storage import SqlToolCache, Store
@@ -34,12 +34,10 @@ log = logging.getLogger(__name__)
 class ServiceError(ValueError):
     """A request that cannot be served, with a message for the person who made it."""
 
-    def __init__(
-        self, message: str, status: int = 400, headers: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, message: str, status: int = 400, *, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-        self.headers = headers or {}
+        self.retry_after = retry_after  # seconds, sent as Retry-After (429)
 
 
 @dataclass
@@ -147,6 +145,9 @@ class AgentService:
             lease_s=settings.lease_s,
         )
         self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
+        self.upload_quota = UploadQuota(  # uploads per owner per hour (AUDIO_AGENT_MAX_...)
+            per_hour=settings.limits.uploads_per_hour, stored_bytes=0, stored_bytes_of=lambda _: 0
+        )
         # Called with what a deletion removed, before the recordings' files go (the UI adds
         # the removal of its temporary copies and exports: frontend/files.py).
         self.deletion_hooks: list[Callable[[Purged], object]] = []
@@ -156,7 +157,9 @@ class AgentService:
         self.runs.close()
 
     # -- audio ----------------------------------------------------------------------------
-    def upload(self, data: bytes, name: str = "") -> AudioInfo:
+    def upload(self, data: bytes, name: str = "", *, owner: str = DEFAULT_OWNER) -> AudioInfo:
+        known = self.audio.get(sha256_bytes(data)) is not None  # the same bytes cost nothing
+        self.upload_quota.admit(owner, len(data), already_stored=known)
         try:
             ref = self.audio.add_bytes(data, name=name)
         except UnsupportedFormatError as exc:
@@ -304,9 +307,7 @@ class AgentService:
         try:
             ticket = self.runs.admit(owner, len(planners), paid=any(map(is_paid, planners)))
         except RunRefused as exc:
-            raise ServiceError(
-                str(exc), status=exc.status, headers={"Retry-After": str(exc.retry_after_s)}
-            ) from exc
+            raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
         try:
             requests, message = self._record(
                 conversation_id, question, choices, audio_id, ref, tools, planners, contenders,
@@ -390,9 +391,7 @@ class AgentService:
         try:
             return self.runs.start(requests, owner=owner, ticket=ticket, on_end=on_end)
         except RunRefused as exc:
-            raise ServiceError(
-                str(exc), status=exc.status, headers={"Retry-After": str(exc.retry_after_s)}
-            ) from exc
+            raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
 
     def follow(
         self, run_ids: list[str], after: int | dict[str, int] = 0
