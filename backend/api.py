@@ -113,7 +113,7 @@ def build_router(service: AgentService) -> APIRouter:
                     **view.message.model_dump(mode="json"),
                     "runs": [run.info.model_dump(mode="json") for run in view.runs],
                 }
-                for view in service.conversation_view(conversation_id)
+                for view in service.conversation_view(conversation_id, events=False)
             ],
         }
 
