@@ -43,7 +43,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import files, history, render, timeline
+from frontend import files, history, live, render, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -194,6 +194,7 @@ class _Ui:
     def __init__(self, service: AgentService) -> None:
         self.service = service
         self.store = service.store
+        self.follows = live.Follows()
         catalogue = service.catalogue()
         self.catalogue = catalogue
         self.planners = {p["name"]: p for p in catalogue["planners"]}
@@ -448,16 +449,23 @@ class _Ui:
             **self.run_detail(latest),
             c["status"]: _status(""),
             c["delete_confirm"]: gr.update(visible=False),
+            # Stop only while a run is going (one followed after a reload, say)
+            c["stop_btn"]: gr.update(interactive=bool(self.service.live_runs(conversation_id))),
             **self.stored_compare(views),
         }
 
-    def pick_conversation(self, evt: gr.EventData) -> dict[Any, Any]:
-        """A click (or Enter) on an entry of the sidebar's list."""
+    async def pick_conversation(
+        self, request: gr.Request, evt: gr.EventData
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """A click (or Enter) on an entry of the sidebar's list: open it, and follow a run
+        that is still going."""
         conversation_id = (getattr(evt, "_data", None) or {}).get("id")
-        return {
-            **self.open_conversation(conversation_id),
-            self.components["conv_list"]: self.list_update(conversation_id),
-        }
+        marked = False
+        async for update in self.open_live(conversation_id, request):
+            if not marked:
+                update = {**update, self.components["conv_list"]: self.list_update(conversation_id)}
+                marked = True
+            yield update
 
     def new_conversation(self) -> dict[Any, Any]:
         c = self.components
@@ -475,6 +483,7 @@ class _Ui:
             c["timeline"]: None,
             c["status"]: _status(""),
             c["delete_confirm"]: gr.update(visible=False),
+            c["stop_btn"]: gr.update(interactive=False),
             **self.compare_columns([]),
             **self.compare_summary_view(None),
         }
@@ -936,10 +945,19 @@ class _Ui:
             c["ask_btn"]: gr.update(value=f"Compare {len(pairs)} runs", interactive=True),
         }
 
+    async def open_live(
+        self, conversation_id: str | None, request: gr.Request
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """Open a conversation; a run still going (the page was reloaded) is followed live."""
+        async for update in live.open_and_follow(self, self.follows, conversation_id, request):
+            yield update
+
     async def after_stop(self, conversation_id: str | None) -> dict[Any, Any]:
-        """After Stop: wait until the cancelled runs have stored their end, then show them."""
+        """After Stop: stop the conversation's live runs (they belong to the server), wait
+        until they have stored their end, then show them."""
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             return gr.skip()
+        self.service.stop_runs([r.id for r in self.service.live_runs(conversation_id)])
         views = [v for v in self.service.conversation_view(conversation_id) if v.runs]
         if views:
             deadline = time.monotonic() + 5.0
@@ -1308,6 +1326,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
         view_outputs = [
             conv_state, uploaded_state, chatbot, audio, audio_box, player, audio_note, rename_box,
             export_btn, run_select, trace_df, trace_totals, timeline_plot, status, delete_confirm,
+            stop_btn,
             *compare_outputs,
         ]  # fmt: skip
         run_outputs = [
@@ -1320,8 +1339,13 @@ def build_ui(service: AgentService) -> gr.Blocks:
         contender_inputs = [compare_planners, compare_strategy_pick]
 
         demo.load(ui.on_load, outputs=conv_list)
-        conv_list.click(ui.pick_conversation, outputs=[*view_outputs, conv_list])
-        new_btn.click(ui.new_and_list, outputs=[*view_outputs, conv_list])
+        # a generator: follows a run still going; any number at once (it mostly waits)
+        open_event = conv_list.click(
+            ui.pick_conversation,
+            outputs=[*view_outputs, conv_list],
+            concurrency_limit=None,
+        )
+        new_btn.click(ui.new_and_list, outputs=[*view_outputs, conv_list], cancels=[open_event])
         chatbot.clear(ui.new_and_list, outputs=[*view_outputs, conv_list])  # its trash icon
         rename_btn.click(
             ui.rename, inputs=[conv_state, rename_box], outputs=[conv_list, export_btn]
@@ -1385,8 +1409,10 @@ def build_ui(service: AgentService) -> gr.Blocks:
         ]  # fmt: skip
         ask_options: dict[str, Any] = {
             "outputs": run_outputs,
-            "concurrency_limit": 4,
+            # the handler only follows runs; the run manager admits and queues them
+            "concurrency_limit": None,
             "show_progress": "hidden",  # the chat shows progress: pending panels
+            "cancels": [open_event],  # a followed run stops drawing over the new question
         }
         idle_inputs = [mode_state, *contender_inputs]
         idle_outputs = [ask_btn, stop_btn, retry_btn]
@@ -1399,7 +1425,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
         retry_event = retry_btn.click(ui.retry, inputs=retry_inputs, **ask_options)
         retry_event.then(ui.idle, inputs=idle_inputs, outputs=idle_outputs)
         # Gradio cancels after the handler of this click; the stored end is read in the next step.
-        stop_btn.click(None, cancels=[ask_event, retry_event]).then(
+        stop_btn.click(None, cancels=[ask_event, retry_event, open_event]).then(
             ui.after_stop, inputs=conv_state, outputs=view_outputs
         ).then(ui.idle, inputs=idle_inputs, outputs=idle_outputs)
     return demo
