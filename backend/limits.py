@@ -351,7 +351,10 @@ def quota_gate(quota: UploadQuota, owner_of: Callable[[Scope], str]) -> UploadGa
     async def gate(scope: Scope) -> Refusal | None:
         import asyncio
 
-        owner = owner_of(scope)
+        try:
+            owner = owner_of(scope)
+        except Exception:  # no owner known yet (no cookie): the service checks after parsing
+            return None
         return await asyncio.to_thread(quota.refusal, owner, _content_length(scope) or 0)
 
     return gate
