@@ -1,12 +1,15 @@
 """Entry point: settings, storage, registry, the FastAPI app with the Gradio UI mounted; serve.
 
-    python app.py            # http://127.0.0.1:7860, offline default
+python app.py            # http://127.0.0.1:7860, offline default
+python app.py --share    # also a public Gradio share link (needs outbound internet)
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
+import sys
 import threading
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub at run time
@@ -17,7 +20,7 @@ import uvicorn  # noqa: E402
 from fastapi import FastAPI  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
-from backend import api  # noqa: E402
+from backend import api, auth, hosting  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 from storage import Store  # noqa: E402
@@ -40,9 +43,15 @@ def create_app(
     """The FastAPI app (REST + SSE under /api) with the Gradio UI mounted at /."""
     settings = settings or Settings.from_env()
     service = create_service(settings, registry)
-    app = FastAPI(title="Audio question answering agent", version=api.API_VERSION)
+    app = FastAPI(
+        title="Audio question answering agent",
+        version=api.API_VERSION,
+        root_path=settings.root_path,
+    )
     api.install(app, service)
     app.state.service = service
+    auth.install(app, identity_for(settings))
+    hosting.install_host_check(app, settings)
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
@@ -54,6 +63,19 @@ def create_app(
         build_ui(service),
         path="/",
         max_file_size=int(settings.max_upload_mb * 1024 * 1024),  # refused before it is stored
+        auth_dependency=auth.gradio_user,  # gr.Request.username: the owner (see backend.auth)
+        root_path=settings.root_path or None,
+    )
+
+
+def identity_for(settings: Settings) -> auth.Identity:
+    """Owner cookies and tokens: the secret, and the users when login is on."""
+    return auth.Identity(
+        secret=auth.load_secret(settings.data_dir),
+        users=auth.parse_users(settings.users) if settings.users else None,
+        token_days=settings.token_days,
+        session_days=settings.token_days,
+        root_path=settings.root_path,
     )
 
 
@@ -65,15 +87,46 @@ def _warm_up() -> None:
              ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))  # fmt: skip
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Ask about audio: the web app and its API.")
+    parser.add_argument(
+        "--share",
+        action="store_true",
+        help="also open a public Gradio share link (needs outbound internet; see README)",
+    )
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("alembic", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = Settings.from_env()
+    if args.share:
+        try:  # before anything starts: no internet, no tunnel, a clear message
+            hosting.check_share_reachable()
+        except hosting.ShareUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return 2
+        settings.allowed_hosts = settings.allowed_hosts or [
+            *hosting.allowed_hosts(settings),
+            *hosting.SHARE_HOSTS,
+        ]
     app = create_app(settings)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level="warning",
+            root_path=settings.root_path,
+        )
+    )
     print(f"Serving on http://{settings.host}:{settings.port}", flush=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    if args.share:
+        threading.Thread(
+            target=hosting.open_share_tunnel, args=(server, settings), daemon=True
+        ).start()
+    server.run()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

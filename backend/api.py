@@ -6,11 +6,12 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, File, HTTPException, Request, UploadFile
+from fastapi import APIRouter, Depends, FastAPI, File, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.events import RunFailed
+from backend.auth import current_owner
 from backend.service import AgentService, AskRequest, ServiceError
 from storage.schemas import AudioInfo, ConversationInfo
 
@@ -87,16 +88,20 @@ def build_router(service: AgentService) -> APIRouter:
         return service.catalogue()
 
     @router.get("/conversations")
-    def list_conversations() -> list[ConversationInfo]:
-        return service.store.list_conversations()
+    def list_conversations(owner: str = Depends(current_owner)) -> list[ConversationInfo]:
+        return service.store.list_conversations(owner)
 
     @router.post("/conversations", status_code=201)
-    def create_conversation(body: NewConversation | None = None) -> ConversationInfo:
-        return service.store.create_conversation((body or NewConversation()).title)
+    def create_conversation(
+        body: NewConversation | None = None, owner: str = Depends(current_owner)
+    ) -> ConversationInfo:
+        return service.store.create_conversation((body or NewConversation()).title, owner=owner)
 
     @router.get("/conversations/{conversation_id}")
-    def get_conversation(conversation_id: str) -> dict[str, Any]:
-        conv = service.conversation_or_404(conversation_id)
+    def get_conversation(
+        conversation_id: str, owner: str = Depends(current_owner)
+    ) -> dict[str, Any]:
+        conv = service.conversation_or_404(conversation_id, owner=owner)
         return {
             "conversation": conv.model_dump(mode="json"),
             "messages": [
@@ -104,34 +109,38 @@ def build_router(service: AgentService) -> APIRouter:
                     **view.message.model_dump(mode="json"),
                     "runs": [run.info.model_dump(mode="json") for run in view.runs],
                 }
-                for view in service.conversation_view(conversation_id)
+                for view in service.conversation_view(conversation_id, owner=owner)
             ],
         }
 
     @router.patch("/conversations/{conversation_id}")
-    def rename(conversation_id: str, body: Rename) -> ConversationInfo:
-        service.conversation_or_404(conversation_id)
-        renamed = service.store.rename_conversation(conversation_id, body.title.strip())
+    def rename(
+        conversation_id: str, body: Rename, owner: str = Depends(current_owner)
+    ) -> ConversationInfo:
+        service.conversation_or_404(conversation_id, owner=owner)
+        renamed = service.store.rename_conversation(conversation_id, body.title.strip(), owner)
         assert renamed is not None
         return renamed
 
     @router.delete("/conversations/{conversation_id}", status_code=204)
-    def delete(conversation_id: str) -> None:
-        service.conversation_or_404(conversation_id)
-        service.store.delete_conversation(conversation_id)
+    def delete(conversation_id: str, owner: str = Depends(current_owner)) -> None:
+        service.conversation_or_404(conversation_id, owner=owner)
+        service.store.delete_conversation(conversation_id, owner)
 
     @router.get("/conversations/{conversation_id}/export")
-    def export(conversation_id: str) -> JSONResponse:
-        service.conversation_or_404(conversation_id)
+    def export(conversation_id: str, owner: str = Depends(current_owner)) -> JSONResponse:
+        service.conversation_or_404(conversation_id, owner=owner)
         return JSONResponse(
-            service.store.conversation_export(conversation_id),
+            service.store.conversation_export(conversation_id, owner),
             headers={
                 "Content-Disposition": f'attachment; filename="conversation-{conversation_id}.json"'
             },
         )
 
     @router.post("/audio", status_code=201)
-    async def upload(file: UploadFile = File(...)) -> dict[str, Any]:
+    async def upload(
+        file: UploadFile = File(...), owner: str = Depends(current_owner)
+    ) -> dict[str, Any]:
         limit = service.audio.max_bytes
         data = await file.read(limit + 1)
         if len(data) > limit:
@@ -140,25 +149,22 @@ def build_router(service: AgentService) -> APIRouter:
                 f"{service.settings.max_upload_mb:.0f} MB.",
                 status=413,
             )
-        return public_audio(service.upload(data, name=file.filename or ""))
+        return public_audio(service.upload(data, name=file.filename or "", owner=owner))
 
     @router.get("/audio/{audio_id}")
-    def audio_file(audio_id: str) -> FileResponse:
-        info = service.store.get_audio(audio_id)
-        if info is None:
-            raise HTTPException(404, f"No audio {audio_id}.")
+    def audio_file(audio_id: str, owner: str = Depends(current_owner)) -> FileResponse:
+        info = service.audio_or_404(audio_id, owner=owner)
         return FileResponse(info.original_path, filename=info.name or None)
 
     @router.get("/audio/{audio_id}/info")
-    def audio_info(audio_id: str) -> dict[str, Any]:
-        info = service.store.get_audio(audio_id)
-        if info is None:
-            raise HTTPException(404, f"No audio {audio_id}.")
-        return public_audio(info)
+    def audio_info(audio_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
+        return public_audio(service.audio_or_404(audio_id, owner=owner))
 
     @router.post("/conversations/{conversation_id}/ask")
-    async def ask(conversation_id: str, body: AskBody) -> StreamingResponse:
-        request, _ = service.prepare(conversation_id, body.to_request())
+    async def ask(
+        conversation_id: str, body: AskBody, owner: str = Depends(current_owner)
+    ) -> StreamingResponse:
+        request, _ = service.prepare(conversation_id, body.to_request(), owner=owner)
 
         async def sse() -> AsyncIterator[str]:
             last = 0
@@ -182,11 +188,16 @@ def build_router(service: AgentService) -> APIRouter:
         )
 
     @router.post("/conversations/{conversation_id}/compare")
-    async def compare(conversation_id: str, body: CompareBody) -> StreamingResponse:
+    async def compare(
+        conversation_id: str, body: CompareBody, owner: str = Depends(current_owner)
+    ) -> StreamingResponse:
         """Several planners/strategies on one question at once; events of all runs interleave
         (each carries its run_id); a final ``summary`` event compares their answers."""
         requests, message = service.prepare_many(
-            conversation_id, body.to_request(), [(c.planner, c.strategy) for c in body.contenders]
+            conversation_id,
+            body.to_request(),
+            [(c.planner, c.strategy) for c in body.contenders],
+            owner=owner,
         )
 
         async def sse() -> AsyncIterator[str]:
@@ -202,30 +213,30 @@ def build_router(service: AgentService) -> APIRouter:
         )
 
     @router.get("/messages/{message_id}/summary")
-    def message_summary(message_id: str) -> dict[str, Any]:
-        return service.message_summary(message_id).public()
+    def message_summary(message_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
+        return service.message_summary(message_id, owner=owner).public()
 
     @router.get("/runs/{run_id}")
-    def run(run_id: str) -> dict[str, Any]:
-        info = service.store.get_run(run_id)
-        if info is None:
-            raise HTTPException(404, f"No run {run_id}.")
+    def run(run_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
+        info = service.run_or_404(run_id, owner=owner)
         return {
             "run": info.model_dump(mode="json"),
             "events": [e.model_dump(mode="json") for e in service.store.run_events(run_id)],
         }
 
     @router.get("/runs/{run_id}/events")
-    def run_events(run_id: str) -> list[dict[str, Any]]:
-        if service.store.get_run(run_id) is None:
-            raise HTTPException(404, f"No run {run_id}.")
+    def run_events(run_id: str, owner: str = Depends(current_owner)) -> list[dict[str, Any]]:
+        service.run_or_404(run_id, owner=owner)
         return [e.model_dump(mode="json") for e in service.store.run_events(run_id)]
 
     return router
 
 
 def install(app: FastAPI, service: AgentService) -> None:
+    from backend import sharing
+
     app.include_router(build_router(service))
+    app.include_router(sharing.build_router(service))
 
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:

@@ -7,6 +7,9 @@ happens, so a run cut short is still there up to its last event.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
+import secrets
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -126,17 +129,27 @@ class AgentService:
         self.cache = SqlToolCache(store)
 
     # -- audio ----------------------------------------------------------------------------
-    def upload(self, data: bytes, name: str = "") -> AudioInfo:
+    def upload(self, data: bytes, name: str = "", *, owner: str) -> AudioInfo:
+        """Store a recording (bytes shared by identical uploads) and give ``owner`` a
+        reference to it under ``name``."""
         try:
             ref = self.audio.add_bytes(data, name=name)
         except AudioError as exc:
             raise ServiceError(str(exc), status=422) from exc
         self.store.add_audio(ref, size_bytes=len(data))
-        info = self.store.get_audio(ref.id)
+        self.store.add_audio_ref(owner, ref.id, Path(name).name if name else "")
+        info = self.store.get_audio(ref.id, owner)
         assert info is not None
         return info
 
-    def upload_file(self, path: str | Path) -> AudioInfo:
+    def audio_or_404(self, audio_id: str, *, owner: str) -> AudioInfo:
+        """``owner``'s recording; 404 alike for a missing id and someone else's."""
+        info = self.store.get_audio(audio_id, owner)
+        if info is None:
+            raise ServiceError(f"No audio {audio_id}.", status=404)
+        return info
+
+    def upload_file(self, path: str | Path, *, owner: str) -> AudioInfo:
         path = Path(path)
         if not path.is_file():
             raise ServiceError(f"No such file: {path.name}")
@@ -147,17 +160,25 @@ class AgentService:
                 f"{self.settings.max_upload_mb:.0f} MB.",
                 status=413,
             )
-        return self.upload(path.read_bytes(), name=path.name)
+        return self.upload(path.read_bytes(), name=path.name, owner=owner)
 
     # -- conversations ------------------------------------------------------------------------
-    def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
-        conv = self.store.get_conversation(conversation_id)
+    def conversation_or_404(self, conversation_id: str, *, owner: str) -> ConversationInfo:
+        """``owner``'s conversation; 404 alike for a missing id and someone else's."""
+        conv = self.store.get_conversation(conversation_id, owner)
         if conv is None:
             raise ServiceError(f"No conversation {conversation_id}.", status=404)
         return conv
 
-    def conversation_view(self, conversation_id: str) -> list[MessageView]:
-        self.conversation_or_404(conversation_id)
+    def run_or_404(self, run_id: str, *, owner: str) -> RunInfo:
+        """A run of ``owner``'s conversations; 404 alike for a missing id and someone else's."""
+        info = self.store.get_run(run_id, owner)
+        if info is None:
+            raise ServiceError(f"No run {run_id}.", status=404)
+        return info
+
+    def conversation_view(self, conversation_id: str, *, owner: str) -> list[MessageView]:
+        self.conversation_or_404(conversation_id, owner=owner)
         views = []
         for message in self.store.list_messages(conversation_id):
             runs = []
@@ -188,9 +209,13 @@ class AgentService:
         return turns
 
     # -- asking ---------------------------------------------------------------------------
-    def prepare(self, conversation_id: str, ask: AskRequest) -> tuple[RunRequest, MessageInfo]:
+    def prepare(
+        self, conversation_id: str, ask: AskRequest, *, owner: str
+    ) -> tuple[RunRequest, MessageInfo]:
         """Validate a question and record it; raises ServiceError before anything streams."""
-        requests, message = self.prepare_many(conversation_id, ask, [(ask.planner, ask.strategy)])
+        requests, message = self.prepare_many(
+            conversation_id, ask, [(ask.planner, ask.strategy)], owner=owner
+        )
         return requests[0], message
 
     def prepare_many(
@@ -198,9 +223,11 @@ class AgentService:
         conversation_id: str,
         ask: AskRequest,
         contenders: list[tuple[str | None, str]],
+        *,
+        owner: str,
     ) -> tuple[list[RunRequest], MessageInfo]:
         """One question for several (planner, strategy) pairs: sibling runs of one message."""
-        self.conversation_or_404(conversation_id)
+        self.conversation_or_404(conversation_id, owner=owner)
         question = ask.question.strip()
         if not question:
             raise ServiceError("Type a question first.")
@@ -221,8 +248,10 @@ class AgentService:
         if not audio_id:
             raise ServiceError("Upload or record audio first.")
         ref = self.audio.get(audio_id)
-        if ref is None or self.store.get_audio(audio_id) is None:
+        owned = self.store.get_audio(audio_id, owner)
+        if ref is None or owned is None:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
+        ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
         try:
             tools = self.registry.tools(ask.tools)
             planners = [
@@ -274,7 +303,7 @@ class AgentService:
             async for event in run_question(
                 request,
                 store=self.audio,
-                cache=self.cache,
+                cache=self.cache_for(conversation_id),
                 similarity=self.registry.similarity,
             ):
                 # Advance first: if we are cancelled while the write is in flight, the
@@ -348,16 +377,47 @@ class AgentService:
             rows.append(summary_row(info, self.registry.entry_label("planner", info.planner)))
         return CompareSummary.from_rows(rows)
 
-    def message_summary(self, message_id: str) -> CompareSummary:
-        runs = self.store.runs_for_message(message_id)
+    def message_summary(self, message_id: str, *, owner: str) -> CompareSummary:
+        runs = self.store.runs_for_message(message_id, owner)
         if not runs:
             raise ServiceError(f"No runs for message {message_id}.", status=404)
         return self.compare_summary([r.id for r in runs])
 
-    async def ask(self, conversation_id: str, ask: AskRequest) -> AsyncIterator[ev.Event]:
-        request, _ = self.prepare(conversation_id, ask)
+    async def ask(
+        self, conversation_id: str, ask: AskRequest, *, owner: str
+    ) -> AsyncIterator[ev.Event]:
+        request, _ = self.prepare(conversation_id, ask, owner=owner)
         async for event in self.stream(conversation_id, request):
             yield event
 
     def catalogue(self) -> dict[str, Any]:
         return self.registry.catalogue()
+
+    def cache_for(self, conversation_id: str) -> SqlToolCache:
+        """The tool cache as the conversation's owner sees it (owners never share results)."""
+        conv = self.store.get_conversation(conversation_id)
+        return SqlToolCache(self.store, owner=conv.owner if conv else None)
+
+    # -- share links ------------------------------------------------------------------------
+    def share(self, conversation_id: str, *, owner: str) -> str:
+        """A new read-only share link token (replacing an older one); only its hash is kept."""
+        self.conversation_or_404(conversation_id, owner=owner)
+        token = secrets.token_urlsafe(24)  # 192 bits
+        self.store.set_share(conversation_id, share_hash(token))
+        return token
+
+    def unshare(self, conversation_id: str, *, owner: str) -> bool:
+        self.conversation_or_404(conversation_id, owner=owner)
+        return self.store.revoke_share(conversation_id)
+
+    def shared_conversation(self, token: str) -> ConversationInfo:
+        """The conversation a share token opens; 404 for an unknown or revoked token."""
+        conversation_id = self.store.shared_conversation_id(share_hash(token)) if token else None
+        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        if conv is None:
+            raise ServiceError("No such share link (it may have been revoked).", status=404)
+        return conv
+
+
+def share_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

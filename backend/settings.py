@@ -28,6 +28,10 @@ class Settings:
     budget: int | None = None  # tool calls per question; None: the strategy's default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     warm_up: bool = True  # load the local models at start-up, in the background
+    users: str | None = None  # AUDIO_AGENT_USERS: users file or inline pairs; turns login on
+    allowed_hosts: list[str] | None = None  # Host header check; None: see backend.hosting
+    root_path: str = ""  # public path prefix behind a reverse proxy, e.g. "/audio"
+    token_days: float = 30.0  # lifetime of API bearer tokens and login cookies
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -45,6 +49,14 @@ class Settings:
                 env.get("AUDIO_AGENT_TOOL_TIMEOUT_S", str(DEFAULT_TOOL_TIMEOUT_S))
             ),
             warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
+            users=env.get("AUDIO_AGENT_USERS") or None,
+            allowed_hosts=[
+                h.strip() for h in env["AUDIO_AGENT_ALLOWED_HOSTS"].split(",") if h.strip()
+            ]
+            if env.get("AUDIO_AGENT_ALLOWED_HOSTS")
+            else None,
+            root_path=env.get("AUDIO_AGENT_ROOT_PATH", "").rstrip("/"),
+            token_days=float(env.get("AUDIO_AGENT_TOKEN_DAYS", "30")),
         )
 
     @property

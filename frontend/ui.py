@@ -13,6 +13,7 @@ All rendering lives in ``frontend.render`` (chat messages, tables) and ``fronten
 from __future__ import annotations
 
 import asyncio
+import copy
 import html
 import itertools
 import json
@@ -32,6 +33,8 @@ from PIL import Image
 from agent import events as ev
 from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
+from backend.auth import owner_from_request
+from backend.owned import OwnedService
 from backend.service import (
     AgentService,
     AskRequest,
@@ -155,8 +158,10 @@ class _Ui:
     """The handlers, bound to one service."""
 
     def __init__(self, service: AgentService) -> None:
-        self.service = service
-        self.store = service.store
+        self.agent = service
+        # Scoped to one owner; each handler rescopes to its request's owner (scoped()).
+        self.service: Any = OwnedService(service, owner_from_request(None))
+        self.store: Any = self.service.store
         catalogue = service.catalogue()
         self.catalogue = catalogue
         self.planners = {p["name"]: p for p in catalogue["planners"]}
@@ -165,6 +170,15 @@ class _Ui:
         self.presets = [p for p in catalogue.get("presets", []) if p["available"]]
         self.strategies = strategy_choices(catalogue)
         self.components: dict[str, Any] = {}
+
+    def scoped(self, request: gr.Request | None) -> _Ui:
+        """These handlers for the owner of ``request`` (backend.auth, backend.owned)."""
+        if request is None:
+            return self
+        view = copy.copy(self)
+        view.service = OwnedService(self.agent, owner_from_request(request))
+        view.store = view.service.store
+        return view
 
     # -- helpers ------------------------------------------------------------------------------
     def conversation_choices(self) -> list[tuple[str, str]]:
@@ -349,10 +363,14 @@ class _Ui:
         return {**self.compare_columns(columns), **self.compare_summary_view(summary)}
 
     # -- handlers -----------------------------------------------------------------------------
-    def on_load(self) -> dict[str, Any]:
+    def on_load(self, request: gr.Request | None = None) -> dict[str, Any]:
+        self = self.scoped(request)
         return self.list_update(None)
 
-    def open_conversation(self, conversation_id: str | None) -> dict[Any, Any]:
+    def open_conversation(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        self = self.scoped(request)
         c = self.components
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             gr.Warning("That conversation no longer exists.")
@@ -395,13 +413,18 @@ class _Ui:
             **self.compare_summary_view(None),
         }
 
-    def new_and_list(self) -> dict[Any, Any]:
+    def new_and_list(self, request: gr.Request | None = None) -> dict[Any, Any]:
+        self = self.scoped(request)
         return {**self.new_conversation(), self.components["conv_list"]: self.list_update(None)}
 
-    def select_run(self, run_id: str | None) -> dict[Any, Any]:
+    def select_run(self, run_id: str | None, request: gr.Request | None = None) -> dict[Any, Any]:
+        self = self.scoped(request)
         return self.run_detail(run_id)
 
-    def rename(self, conversation_id: str | None, title: str) -> tuple[Any, ...]:
+    def rename(
+        self, conversation_id: str | None, title: str, request: gr.Request | None = None
+    ) -> tuple[Any, ...]:
+        self = self.scoped(request)
         title = (title or "").strip()
         if not conversation_id:
             gr.Warning("Open a conversation first.")
@@ -412,7 +435,10 @@ class _Ui:
         self.store.rename_conversation(conversation_id, title[:200])
         return self.list_update(conversation_id), self.export_update(conversation_id)
 
-    def delete(self, conversation_id: str | None) -> dict[Any, Any]:
+    def delete(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        self = self.scoped(request)
         if not conversation_id:
             gr.Warning("Open a conversation first.")
             return gr.skip()
@@ -568,8 +594,10 @@ class _Ui:
         strategy: str | None,
         compare_planners: list[str] | None,
         compare_strategies: list[str] | None,
+        request: gr.Request | None = None,
     ) -> AsyncIterator[dict[Any, Any]]:
         """Ask (chat tab) or compare (compare tab): the button and Enter follow the tab."""
+        self = self.scoped(request)
         if mode == "compare":
             pairs = contenders(compare_planners, compare_strategies)
             updates = self.compare(
@@ -735,8 +763,11 @@ class _Ui:
             c["ask_btn"]: gr.update(value=f"Compare {len(pairs)} runs", interactive=True),
         }
 
-    async def after_stop(self, conversation_id: str | None) -> dict[Any, Any]:
+    async def after_stop(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
         """After Stop: wait until the cancelled runs have stored their end, then show them."""
+        self = self.scoped(request)
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             return gr.skip()
         views = [v for v in self.service.conversation_view(conversation_id) if v.runs]
