@@ -21,6 +21,7 @@ from fastapi import FastAPI  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api, auth, hosting  # noqa: E402
+from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 from storage import Store  # noqa: E402
@@ -52,6 +53,7 @@ def create_app(
     app.state.service = service
     auth.install(app, identity_for(settings))
     hosting.install_host_check(app, settings)
+    app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:

@@ -7,6 +7,7 @@ without a system ffmpeg. Every file is stored under its sha256; tools receive an
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -211,8 +212,13 @@ class AudioStore:
         return data
 
     def delete(self, audio_id: str) -> None:
+        """Remove the recording's files and its decoded samples from memory."""
         if _is_hex_id(audio_id):
+            with self._lock:
+                self._pcm_cache.pop(audio_id, None)
             shutil.rmtree(self._folder(audio_id), ignore_errors=True)
+            with contextlib.suppress(OSError):
+                self._folder(audio_id).parent.rmdir()  # the 2-letter shard, when now empty
 
     def _folder(self, digest: str) -> Path:
         return self.root / digest[:2] / digest

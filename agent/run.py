@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import events as ev
+from agent import inflight
 from agent.answer import ChoiceMatch, Similarity, extract_answer, match_choice, strip_answer
 from agent.audio import AudioRef, AudioStore
+from agent.local_models.executor import run_timed
 from agent.planners.base import (
     ChatMessage,
     FinalAnswer,
@@ -152,6 +154,8 @@ class RunContext:
         self.answer: ev.Answer | None = None
         self._seq = 0
         self._ids = 0
+        self._prefetched: dict[str, asyncio.Future[tuple[ToolResult, bool]]] = {}
+        self._background: list[asyncio.Future[Any]] = []
 
     # -- events ----------------------------------------------------------------------------
     def emit(self, cls: type[ev.EventBase], **fields: Any) -> Any:
@@ -344,6 +348,24 @@ class RunContext:
             known = ", ".join(aliases) or "none (no audio was given)"
             error = f"Unknown audio id '{alias}'. Known ids: {known}."
             return ToolResult(output="", error=error), False
+        prefetched = self._prefetched.pop(
+            cache_key(audio.id, tool.name, arguments, tool.model), None
+        )
+        if prefetched is not None:  # started when the question arrived
+            return await prefetched
+        return await self._fetch(tool, audio, arguments, tools, use_cache)
+
+    async def _fetch(
+        self,
+        tool: Tool,
+        audio: AudioRef,
+        arguments: dict[str, Any],
+        tools: list[Tool],
+        use_cache: bool,
+    ) -> tuple[ToolResult, bool]:
+        """From the cache, by joining the identical call already running, or by running it.
+
+        The flag is True when this run did not pay for the result (cached or joined)."""
         key = cache_key(audio.id, tool.name, arguments, tool.model)
         # A composite tool's result depends on the tools it combines; its inner calls are
         # cached one by one instead.
@@ -352,12 +374,26 @@ class RunContext:
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 return hit, True
+        return await inflight.CALLS.run(
+            key, lambda: self._execute(tool, audio, arguments, tools, key, use_cache)
+        )
+
+    async def _execute(
+        self,
+        tool: Tool,
+        audio: AudioRef,
+        arguments: dict[str, Any],
+        tools: list[Tool],
+        key: str,
+        use_cache: bool,
+    ) -> ToolResult:
         try:
             samples = await asyncio.to_thread(self.store.samples, audio)
             everything = {t.name: t for t in [*self.req.tools, *tools]}
             ctx = ToolContext(audio=audio, samples=samples, tools=everything)
             ctx.runner = lambda inner, args: self._cached(ctx, inner, args)
-            result = await asyncio.wait_for(tool(ctx, arguments), timeout=self.req.tool_timeout_s)
+            # The timeout counts the tool's own execution, not its wait for a model worker.
+            result, _ = await run_timed(tool(ctx, arguments), self.req.tool_timeout_s)
         except TimeoutError:
             timeout = self.req.tool_timeout_s
             result = ToolResult(output="", error=f"{tool.name} timed out after {timeout:.0f} s.")
@@ -370,7 +406,7 @@ class RunContext:
             result = result.model_copy(update={"model": tool.model})
         if result.error is None and use_cache:
             await asyncio.to_thread(self.cache.put, key, tool.name, audio.id, result)
-        return result, False
+        return result
 
     async def _cached(self, ctx: ToolContext, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
         """A tool run inside another (caption, ask_audio) on the whole recording, cached."""
@@ -378,10 +414,44 @@ class RunContext:
         hit = await asyncio.to_thread(self.cache.get, key)
         if hit is not None:  # paid for once already
             return hit.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
-        result = await tool(ctx, arguments)
-        if result.error is None:
-            await asyncio.to_thread(self.cache.put, key, tool.name, ctx.audio.id, result)
+
+        async def compute() -> ToolResult:
+            result = await tool(ctx, arguments)
+            if result.error is None:
+                await asyncio.to_thread(self.cache.put, key, tool.name, ctx.audio.id, result)
+            return result
+
+        result, joined = await inflight.CALLS.run(key, compute)
+        if joined:  # another run paid for it
+            return result.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
         return result
+
+    # -- prefetch ----------------------------------------------------------------------------
+    def prefetch(self) -> None:
+        """Start decoding and the cheap local analyses (voice activity, signal facts) now.
+
+        Tools marked ``prefetch = True`` run on the first recording with no arguments as
+        soon as the question arrives; when the planner asks for that call, it gets this
+        one (still running or done). Unclaimed ones are cancelled when the run ends."""
+        for audio in self.req.audio:
+            self._background.append(
+                asyncio.ensure_future(asyncio.to_thread(self.store.samples, audio))
+            )
+        if not self.req.audio:
+            return
+        audio = self.req.audio[0]
+        for tool in self.req.tools:
+            if getattr(tool, "prefetch", False):
+                key = cache_key(audio.id, tool.name, {}, tool.model)
+                self._prefetched[key] = asyncio.ensure_future(
+                    self._fetch(tool, audio, {}, list(self.req.tools), True)
+                )
+
+    def close(self) -> None:
+        """Cancel prefetched calls nobody asked for."""
+        for task in self._prefetched.values():
+            task.cancel()
+        self._prefetched.clear()
 
     @staticmethod
     def result_messages(outcomes: Sequence[CallOutcome]) -> list[ChatMessage]:
@@ -463,6 +533,7 @@ async def run_question(
         strategy=strategy.name,
         settings={"budget": budget, "model": req.planner.model},
     )
+    ctx.prefetch()
     try:
         async for event in strategy.run(ctx):
             yield event
@@ -481,3 +552,5 @@ async def run_question(
         yield ctx.emit(ev.RunFailed, kind=exc.kind, message=str(exc))
     except Exception as exc:  # a bug or an unexpected planner failure: report, do not hide
         yield ctx.emit(ev.RunFailed, kind="internal_error", message=f"{type(exc).__name__}: {exc}")
+    finally:
+        ctx.close()

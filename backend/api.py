@@ -125,7 +125,7 @@ def build_router(service: AgentService) -> APIRouter:
     @router.delete("/conversations/{conversation_id}", status_code=204)
     def delete(conversation_id: str, owner: str = Depends(current_owner)) -> None:
         service.conversation_or_404(conversation_id, owner=owner)
-        service.store.delete_conversation(conversation_id, owner)
+        service.delete_conversation(conversation_id)  # with its orphaned audio, cache, files
 
     @router.get("/conversations/{conversation_id}/export")
     def export(conversation_id: str, owner: str = Depends(current_owner)) -> JSONResponse:

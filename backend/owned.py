@@ -141,6 +141,12 @@ class OwnedService:
     def message_summary(self, message_id: str) -> CompareSummary:
         return self._service.message_summary(message_id, owner=self.owner)
 
+    def delete_conversation(self, conversation_id: str) -> Any:
+        """Delete this owner's conversation with what only it used; None if not theirs."""
+        if self.store.get_conversation(conversation_id) is None:
+            return None
+        return self._service.delete_conversation(conversation_id)
+
     def share(self, conversation_id: str) -> str:
         return self._service.share(conversation_id, owner=self.owner)
 

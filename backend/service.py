@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,10 @@ from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, run_question
 from backend.settings import Settings
 from storage import SqlToolCache, Store
+from storage.cleanup import Purged, purge_conversation, stale_conversations
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+log = logging.getLogger(__name__)
 
 
 class ServiceError(ValueError):
@@ -127,6 +132,9 @@ class AgentService:
             max_seconds=settings.max_audio_minutes * 60,
         )
         self.cache = SqlToolCache(store)
+        # Called with what a deletion removed, before the recordings' files go (the UI adds
+        # the removal of its temporary copies and exports: frontend/files.py).
+        self.deletion_hooks: list[Callable[[Purged], object]] = []
 
     # -- audio ----------------------------------------------------------------------------
     def upload(self, data: bytes, name: str = "", *, owner: str) -> AudioInfo:
@@ -163,6 +171,35 @@ class AgentService:
         return self.upload(path.read_bytes(), name=path.name, owner=owner)
 
     # -- conversations ------------------------------------------------------------------------
+    def delete_conversation(self, conversation_id: str) -> Purged | None:
+        """Delete a conversation with what only it used: the recordings no other conversation
+        (of any owner) references, their files, their cached tool results, and (through
+        ``deletion_hooks``) the UI's temporary files and exports. None if it did not exist."""
+        purged = purge_conversation(self.store, conversation_id)
+        if purged is None:
+            return None
+        for hook in self.deletion_hooks:
+            try:
+                hook(purged)
+            except Exception:  # the database rows are gone already; report, keep going
+                log.exception("cleanup after deleting conversation %s failed", conversation_id)
+        for info in purged.audio:
+            self.audio.delete(info.id)
+        return purged
+
+    def prune_stale(self, now: datetime | None = None) -> list[str]:
+        """Delete conversations untouched for ``settings.retention_days`` (as
+        ``delete_conversation`` does); returns their ids. Nothing when retention is off."""
+        days = self.settings.retention_days
+        if not days or days <= 0:
+            return []
+        cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
+        pruned = []
+        for conversation_id in stale_conversations(self.store, cutoff):
+            if self.delete_conversation(conversation_id) is not None:
+                pruned.append(conversation_id)
+        return pruned
+
     def conversation_or_404(self, conversation_id: str, *, owner: str) -> ConversationInfo:
         """``owner``'s conversation; 404 alike for a missing id and someone else's."""
         conv = self.store.get_conversation(conversation_id, owner)

@@ -16,6 +16,19 @@ def _env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() not in ("0", "false", "no", "off", "")
 
 
+def _env_float(name: str) -> float | None:
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {value!r}") from None
+    if number <= 0:
+        raise ValueError(f"{name} must be more than 0 (unset it to keep everything)")
+    return number
+
+
 @dataclass
 class Settings:
     data_dir: Path = field(default_factory=lambda: Path("data"))
@@ -32,6 +45,10 @@ class Settings:
     allowed_hosts: list[str] | None = None  # Host header check; None: see backend.hosting
     root_path: str = ""  # public path prefix behind a reverse proxy, e.g. "/audio"
     token_days: float = 30.0  # lifetime of API bearer tokens and login cookies
+    # Delete conversations untouched for this many days (at start-up, then every
+    # retention_every_s); None keeps them forever.
+    retention_days: float | None = None
+    retention_every_s: float = 3600.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -57,6 +74,7 @@ class Settings:
             else None,
             root_path=env.get("AUDIO_AGENT_ROOT_PATH", "").rstrip("/"),
             token_days=float(env.get("AUDIO_AGENT_TOKEN_DAYS", "30")),
+            retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
         )
 
     @property

@@ -20,7 +20,6 @@ import json
 import logging
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import render, timeline
+from frontend import files, render, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -80,10 +79,8 @@ CSS = """
 """
 
 
-def _temp_dir(name: str) -> Path:
-    path = Path(tempfile.gettempdir()) / "audio-agent-ui" / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def _temp_dir(*parts: str) -> Path:
+    return files.temp_dir(*parts)  # removed with the conversation: see frontend/files.py
 
 
 def parse_choices(text: str | None) -> list[str]:
@@ -231,7 +228,7 @@ class _Ui:
         except LookupError:
             return None
         title = _safe_name(data["conversation"]["title"])[:40] or "conversation"
-        path = _temp_dir("exports") / f"{title}-{conversation_id[:8]}.json"
+        path = _temp_dir("exports", conversation_id) / f"{title}-{conversation_id[:8]}.json"
         path.write_text(json.dumps(data, ensure_ascii=False, indent=2))
         return str(path)
 
@@ -442,7 +439,7 @@ class _Ui:
         if not conversation_id:
             gr.Warning("Open a conversation first.")
             return gr.skip()
-        self.store.delete_conversation(conversation_id)
+        self.service.delete_conversation(conversation_id)
         gr.Info("Conversation deleted.")
         return self.new_and_list()
 
@@ -800,6 +797,8 @@ def _safe_name(text: str) -> str:
 
 def build_ui(service: AgentService) -> gr.Blocks:
     ui = _Ui(service)
+    if files.forget not in service.deletion_hooks:
+        service.deletion_hooks.append(files.forget)
     default_planner = ui.available_planners[0]["name"] if ui.available_planners else None
     default_tools = [t["name"] for t in ui.available_tools]
     default_preset = ui.matching_preset(default_planner, default_tools)

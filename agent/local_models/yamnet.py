@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from agent.local_models import executor
+
 SAMPLE_RATE = 16_000
 WINDOW = 400  # 25 ms
 HOP = 160  # 10 ms
@@ -30,7 +32,6 @@ PATCH_HOP_FRAMES = 48  # 0.48 s
 PATCH_SECONDS = PATCH_FRAMES * HOP / SAMPLE_RATE
 PATCH_HOP_SECONDS = PATCH_HOP_FRAMES * HOP / SAMPLE_RATE
 N_CLASSES = 521
-ONNX_THREADS = 2
 
 _LOCK = threading.Lock()
 
@@ -149,7 +150,8 @@ def _load() -> _Model:
     proto.ParseFromString(data)
     input_q, output_q, logits = _quant_params(proto.graph)
     options = ort.SessionOptions()
-    options.intra_op_num_threads = ONNX_THREADS
+    # Sized with the model executor so concurrent calls do not oversubscribe the cores.
+    options.intra_op_num_threads = executor.threads_per_call()
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     return _Model(session, session.get_inputs()[0].name, input_q, output_q, logits)

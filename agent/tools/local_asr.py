@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Any
 
+from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
 
@@ -44,7 +44,7 @@ class TranscribeTool:
 
         words = bool(arguments.get("word_timestamps", False))
         prompt = str(arguments.get("prompt") or "").strip() or None
-        transcript = await asyncio.to_thread(
+        transcript = await run_model(
             whisper_asr.transcribe, ctx.samples, word_timestamps=words, initial_prompt=prompt
         )
         segments = [

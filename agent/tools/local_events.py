@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
 
@@ -31,7 +31,7 @@ class SoundEventsTool:
         from agent.local_models import yamnet
 
         top_k = max(1, min(20, int(arguments.get("top_k", 8) or 8)))
-        tags = await asyncio.to_thread(yamnet.tag, ctx.samples, top_k=top_k)
+        tags = await run_model(yamnet.tag, ctx.samples, top_k=top_k)
         events = yamnet.events(tags, threshold=0.2)
         labels = [{"label": label, "score": round(float(score), 3)} for label, score in tags.labels]
         lines = [

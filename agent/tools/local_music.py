@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 
 
@@ -28,7 +28,7 @@ class MusicTool:
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import music
 
-        facts = await asyncio.to_thread(music.analyze, ctx.samples)
+        facts = await run_model(music.analyze, ctx.samples)
         beats = [round(float(b), 2) for b in facts.beat_times]
         lines = [
             f"Tempo: about {facts.tempo_bpm:.1f} BPM ({len(beats)} beats found)."
@@ -47,7 +47,7 @@ class MusicTool:
             "key_confidence": round(float(facts.key_confidence or 0.0), 3),
         }
         if arguments.get("notes"):
-            notes = await asyncio.to_thread(music.notes, ctx.samples)
+            notes = await run_model(music.notes, ctx.samples)
             data["notes"] = [
                 {
                     "start": round(n.start, 2),

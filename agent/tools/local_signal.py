@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict
 from typing import Any
 
+from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import span_list
 
@@ -20,13 +20,14 @@ class SignalTool:
     )
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     model = "numpy + librosa.pyin"
+    prefetch = True  # cheap and often needed: started when a question arrives
     local = True
     requires = ("librosa",)  # importable packages it needs
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import signal
 
-        facts = await asyncio.to_thread(signal.facts, ctx.samples)
+        facts = await run_model(signal.facts, ctx.samples)
         data = _jsonable(asdict(facts))
         lines = [
             f"Duration {facts.duration_s:.2f} s; RMS level {facts.rms_dbfs:.1f} dBFS, "

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import span_list
 
@@ -18,13 +18,14 @@ class SpeechActivityTool:
     )
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     model = "silero-vad"
+    prefetch = True  # cheap and often needed: started when a question arrives
     local = True
     requires = ("faster_whisper",)  # importable packages it needs
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import vad
 
-        spans = await asyncio.to_thread(vad.speech_spans, ctx.samples)
+        spans = await run_model(vad.speech_spans, ctx.samples)
         duration = len(ctx.samples) / ctx.sample_rate
         speech = sum(b - a for a, b in spans)
         if spans:
