@@ -34,14 +34,24 @@ _CONNECTION = _transport_errors("TransportError")  # connect, read, protocol err
 def make_client(config: ModelConfig) -> genai.Client:
     """A client for ``config``; ``base_url`` (tests, proxies) overrides Google's host.
 
-    The SDK's own retries stay off (it has none unless ``retry_options`` is set): retries
-    are ours (``agent.remote.with_retries``), with jitter.
+    Retries are the SDK's own (``retry_options``: 408, 429 and 5xx with exponential backoff
+    and jitter, attempts and delays from the catalogue entry).
     """
     key = config.key()
     if not key:
         var = config.key_env or "the key variable"
-        raise RemoteError(f"No Gemini API key: set {var} to use {config.model}.", kind="auth")
-    options: dict[str, object] = {"timeout": int(config.timeout_s * 1000)}
+        raise RemoteError(
+            f"'{config.name}': no Gemini API key; set {var} to use {config.model}.", kind="auth"
+        )
+    retry = types.HttpRetryOptions(
+        attempts=config.retry.attempts,
+        initial_delay=config.retry.base_delay_s,
+        max_delay=config.retry.max_delay_s,
+    )
+    options: dict[str, object] = {
+        "timeout": int(config.timeout_s * 1000),
+        "retry_options": retry,
+    }
     if url := config.url():
         options["base_url"] = url
     if version := config.options.get("api_version"):
@@ -51,9 +61,13 @@ def make_client(config: ModelConfig) -> genai.Client:
 
 
 def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
-    """Turn an SDK exception into one clear message; say which are worth retrying."""
+    """Turn an SDK exception into one sentence naming the entry and what to do.
+
+    The SDK has already retried what is worth retrying, so nothing here is retried again.
+    """
     if isinstance(exc, RemoteError):
         return exc
+    name = config.name
     where = host_of(config.url(), f"https://{DEFAULT_HOST}")
     key_var = config.key_env or "the key variable"
     detail = redact(_detail(exc), [config.key()])
@@ -62,34 +76,47 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
         if code in (401, 403) or (code == 400 and _is_bad_key(exc)):
             if code == 403 and not _is_bad_key(exc):
                 return RemoteError(
-                    f"The key in {key_var} may not use {config.model} at {where} (403): {detail}",
+                    f"'{name}': the key in {key_var} may not use {config.model} at {where} "
+                    f"(403): {detail}",
                     kind="auth",
                 )
             return RemoteError(
-                f"{where} rejected the key in {key_var} ({code}). "
-                f"Check that {key_var} holds a valid Gemini API key.",
+                f"'{name}': {where} rejected the key in {key_var} ({code}); put a valid "
+                f"Gemini API key in {key_var}.",
                 kind="auth",
             )
         if code == 404:
             return RemoteError(
-                f"{where} does not know the model '{config.model}' or the endpoint (404): {detail}",
+                f"'{name}': {where} does not offer the model '{config.model}' (404); pick a "
+                f"current model id for this entry in config/models.toml ({detail}).",
                 kind="not_found",
             )
         if code == 429:
             return RemoteError(
-                f"{where} is rate-limiting requests or the quota is spent (429): {detail}",
-                "rate_limit",
-                True,
+                f"'{name}': {where} is still refusing after {config.retry.attempts} attempts "
+                f"(429: rate limit or quota spent); wait, or check the quota of the key in "
+                f"{key_var} ({detail}).",
+                kind="rate_limit",
             )
-        retryable = code >= 500 or code == 408
-        return RemoteError(f"{where} answered {code}: {detail}", f"http_{code}", retryable)
+        if code == 400:
+            return RemoteError(
+                f"'{name}': {where} rejected the request for {config.model} (400): {detail}",
+                kind="bad_request",
+            )
+        return RemoteError(
+            f"'{name}': {where} answered {code} after {config.retry.attempts} attempts: {detail}",
+            f"http_{code}",
+        )
     if isinstance(exc, (*_TIMEOUTS, TimeoutError)):
         return RemoteError(
-            f"{where} did not answer within {config.timeout_s:.0f} s.", "timeout", True
+            f"'{name}': {where} did not answer within {config.timeout_s:.0f} s.", "timeout"
         )
     if isinstance(exc, (*_CONNECTION, ConnectionError)):
-        return RemoteError(f"Cannot reach {where}: {detail}", "connection", True)
-    return RemoteError(f"{type(exc).__name__}: {detail}", "remote_error")
+        return RemoteError(
+            f"'{name}': cannot reach {where}; check the URL and the network ({detail}).",
+            "connection",
+        )
+    return RemoteError(f"'{name}': {type(exc).__name__}: {detail}", "remote_error")
 
 
 def _is_bad_key(exc: genai_errors.APIError) -> bool:

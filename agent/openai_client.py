@@ -1,6 +1,14 @@
-"""The ``openai`` SDK client for any OpenAI-compatible endpoint, and its errors in words."""
+"""The ``openai`` SDK client for any OpenAI-compatible endpoint, and its errors in words.
+
+Retries are the SDK's own (``max_retries`` from the catalogue): it backs off with jitter and
+honours ``Retry-After`` / ``retry-after-ms``. It would also retry a 429 that can never
+succeed (``insufficient_quota``: the account has no credit), so a response hook marks those
+with ``x-should-retry: false``, the header the SDK obeys.
+"""
 
 from __future__ import annotations
+
+import json
 
 import httpx
 import openai
@@ -8,6 +16,17 @@ import openai
 from agent.remote import ModelConfig, RemoteError, host_of, redact
 
 NO_KEY = "EMPTY"  # self-hosted servers (vLLM, Ollama) accept any key
+# 429s that waiting cannot fix (https://platform.openai.com/docs/guides/error-codes)
+FINAL_429_CODES = ("insufficient_quota", "billing_hard_limit_reached")
+
+
+async def _mark_final_429(response) -> None:  # type: ignore[no-untyped-def]
+    """Tell the SDK not to retry a 429 whose body says the quota is spent."""
+    if response.status_code != 429 or "x-should-retry" in response.headers:
+        return
+    await response.aread()
+    if any(code in response.text for code in FINAL_429_CODES):
+        response.headers["x-should-retry"] = "false"
 
 
 def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
@@ -15,43 +34,100 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
         api_key=config.key() or NO_KEY,
         base_url=config.url(),
         timeout=httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s)),
-        max_retries=0,  # retries are ours (agent.remote.with_retries), with jitter
+        max_retries=max(0, config.retry.attempts - 1),
+        http_client=openai.DefaultAsyncHttpxClient(
+            timeout=httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s)),
+            event_hooks={"response": [_mark_final_429]},
+        ),
     )
 
 
+def error_code(exc: BaseException) -> str:
+    """The ``error.code`` (or ``type``) of an API error body, '' if none."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            return str(error.get("code") or error.get("type") or "")
+    return ""
+
+
+def refuses_streaming(exc: BaseException) -> bool:
+    """OpenAI's 400 for organisations that are not verified to stream a model
+    (``param: stream``, ``code: unsupported_value``), or a model that never streams."""
+    if not isinstance(exc, openai.BadRequestError):
+        return False
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    if isinstance(error, dict) and error.get("param") == "stream":
+        return True
+    return "stream" in (exc.message or "").lower() and "verif" in (exc.message or "").lower()
+
+
 def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
-    """Turn an SDK exception into one clear message; say which are worth retrying."""
+    """Turn an SDK exception into one clear sentence that names the entry and what to do.
+
+    The SDK has already retried what is worth retrying, so nothing here is retried again.
+    """
+    if isinstance(exc, RemoteError):
+        return exc
+    name = config.name
     where = host_of(config.url(), "https://api.openai.com")
     key_var = config.key_env or "the key variable"
     detail = redact(_detail(exc), [config.key()])
+    code = error_code(exc)
     if isinstance(exc, openai.AuthenticationError):
         return RemoteError(
-            f"{where} rejected the key in {key_var} (401). Check that {key_var} holds a valid key.",
+            f"'{name}': {where} rejected the key in {key_var} (401); put a valid key in {key_var}.",
             kind="auth",
         )
     if isinstance(exc, openai.PermissionDeniedError):
         return RemoteError(
-            f"The key in {key_var} may not use {config.model} at {where} (403): {detail}",
+            f"'{name}': the key in {key_var} may not use {config.model} at {where} (403): {detail}",
             kind="auth",
         )
     if isinstance(exc, openai.NotFoundError):
         return RemoteError(
-            f"{where} does not know the model '{config.model}' or the endpoint (404): {detail}",
+            f"'{name}': {where} does not offer the model '{config.model}' (404); pick a "
+            f"current model id for this entry in config/models.toml ({detail}).",
             kind="not_found",
         )
     if isinstance(exc, openai.RateLimitError):
-        return RemoteError(f"{where} is rate-limiting requests (429): {detail}", "rate_limit", True)
+        if code in FINAL_429_CODES:
+            return RemoteError(
+                f"'{name}': the account behind {key_var} has no quota left at {where} "
+                f"({code}); add credit or raise the limit, then try again.",
+                kind="quota",
+            )
+        return RemoteError(
+            f"'{name}': {where} is still rate-limiting after "
+            f"{config.retry.attempts} attempts (429); wait a minute or lower the request rate.",
+            kind="rate_limit",
+        )
     if isinstance(exc, openai.APITimeoutError):
         return RemoteError(
-            f"{where} did not answer within {config.timeout_s:.0f} s.", "timeout", True
+            f"'{name}': {where} did not answer within {config.timeout_s:.0f} s "
+            f"({config.retry.attempts} attempts).",
+            kind="timeout",
         )
     if isinstance(exc, openai.APIConnectionError):
-        return RemoteError(f"Cannot reach {where}: {detail}", "connection", True)
+        return RemoteError(
+            f"'{name}': cannot reach {where}; check the URL and the network ({detail}).",
+            kind="connection",
+        )
+    if isinstance(exc, openai.BadRequestError):
+        why = f"400, {code}" if code else "400"
+        return RemoteError(
+            f"'{name}': {where} rejected the request for {config.model} ({why}): {detail}",
+            kind="bad_request",
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        retryable = status >= 500 or status in (408, 409)
-        return RemoteError(f"{where} answered {status}: {detail}", f"http_{status}", retryable)
-    return RemoteError(f"{type(exc).__name__}: {detail}", "remote_error")
+        return RemoteError(
+            f"'{name}': {where} answered {status} after {config.retry.attempts} attempts: {detail}",
+            f"http_{status}",
+        )
+    return RemoteError(f"'{name}': {type(exc).__name__}: {detail}", "remote_error")
 
 
 def _detail(exc: BaseException) -> str:
@@ -64,5 +140,7 @@ def _detail(exc: BaseException) -> str:
             )
             if message:
                 return str(message)
+        if isinstance(body, (list, str)):
+            return json.dumps(body)[:300] if not isinstance(body, str) else body
         return exc.message or ""
     return str(exc) or type(exc).__name__

@@ -53,6 +53,8 @@ class CatalogueEntry:
             "available": self.available,
             "reason": self.reason,
             "local": self.local,
+            "checked": self.settings.get("checked"),
+            "source": self.settings.get("source"),
         }
 
 
@@ -265,6 +267,10 @@ class Registry:
             from agent.planners.gemini import GeminiPlanner
 
             planner = GeminiPlanner(ModelConfig.from_entry(entry.settings, self.env))
+        elif entry.settings.get("api") == "responses":
+            from agent.planners.openai_responses import OpenAIResponsesPlanner
+
+            planner = OpenAIResponsesPlanner(ModelConfig.from_entry(entry.settings, self.env))
         else:
             from agent.planners.openai_compat import OpenAICompatPlanner
 

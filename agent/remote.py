@@ -6,17 +6,14 @@ or an error message: ``redact`` removes them from any text that leaves an adapte
 
 from __future__ import annotations
 
-import asyncio
 import os
-import random
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlparse
 
 from agent.events import Usage
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -29,16 +26,45 @@ class Prices:
     per_audio_minute: float = 0.0
     per_request: float = 0.0
 
+    source: str = "none"  # "genai-prices", "catalogue", "genai-prices + catalogue" or "none"
+
     @classmethod
     def from_config(cls, raw: Mapping[str, Any] | None) -> Prices:
         raw = raw or {}
-        return cls(**{k: float(v) for k, v in raw.items() if k in cls.__dataclass_fields__})
+        return cls(
+            **{
+                k: float(v)
+                for k, v in raw.items()
+                if k in cls.__dataclass_fields__ and k != "source"
+            },
+            source="catalogue" if raw else "none",
+        )
+
+    @classmethod
+    def for_entry(cls, raw: Mapping[str, Any], when: datetime | None = None) -> Prices:
+        """Prices from the ``genai-prices`` library where it knows the model (``price_ref``
+        or provider + model), with the catalogue's ``prices`` table overriding field by field
+        only what it sets (what the library does not know, e.g. an audio-token price)."""
+        library = library_prices(raw, when)
+        overrides = {
+            k: float(v)
+            for k, v in (raw.get("prices") or {}).items()
+            if k in cls.__dataclass_fields__ and k != "source"
+        }
+        if library is None:
+            return cls.from_config(raw.get("prices"))
+        if not overrides:
+            return library
+        return replace(library, **overrides, source="genai-prices + catalogue")
 
     def cost(self, usage: Usage, *, audio_tokens: int = 0, requests: int = 1) -> float:
         text_input = max(0, usage.input_tokens - audio_tokens)
+        # With no separate audio price, audio tokens cost what other input tokens cost
+        # (Gemini 3.x Flash has one input price for every modality).
+        audio_price = self.audio_input_per_mtok or self.input_per_mtok
         return round(
             text_input * self.input_per_mtok / 1e6
-            + audio_tokens * self.audio_input_per_mtok / 1e6
+            + audio_tokens * audio_price / 1e6
             + usage.output_tokens * self.output_per_mtok / 1e6
             + usage.audio_seconds / 60 * self.per_audio_minute
             + requests * self.per_request,
@@ -46,15 +72,66 @@ class Prices:
         )
 
 
+# The catalogue's provider names as genai-prices knows them.
+PRICE_PROVIDERS = {"openai": "openai", "gemini": "google"}
+
+
+def library_prices(raw: Mapping[str, Any], when: datetime | None = None) -> Prices | None:
+    """What ``genai-prices`` says the entry's model costs now, or None if it does not know.
+
+    ``price_ref = "provider:model"`` names the library's entry (needed for OpenAI-compatible
+    servers such as DeepSeek's); otherwise OpenAI and Gemini entries are looked up by model.
+    Tiered prices (long prompts) use their base tier.
+    """
+    ref = raw.get("price_ref")
+    if ref is False or raw.get("provider") == "local":
+        return None
+    if ref:
+        provider_id, _, model_id = str(ref).partition(":")
+    else:
+        provider_id = PRICE_PROVIDERS.get(str(raw.get("provider")), "")
+        model_id = str(raw.get("model") or "")
+    if not provider_id or not model_id:
+        return None
+    try:
+        from genai_prices import data_snapshot
+    except ImportError:  # pragma: no cover - it is in requirements.txt
+        return None
+    try:
+        _, model = data_snapshot.get_snapshot().find_provider_model(
+            model_id, None, provider_id, None
+        )
+    except LookupError:
+        return None
+    price = model.get_prices(when or datetime.now(UTC))
+
+    def per(name: str) -> float:
+        value = getattr(price, name, None)
+        value = getattr(value, "base", value)  # TieredPrices: the base tier
+        return float(value) if value is not None else 0.0
+
+    return Prices(
+        input_per_mtok=per("input_mtok"),
+        output_per_mtok=per("output_mtok"),
+        audio_input_per_mtok=per("input_audio_mtok"),
+        per_audio_minute=per("input_audio_hours") / 60 or per("audio_hours") / 60,
+        source="genai-prices",
+    )
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
+    """Retries are the SDKs' own (both back off with jitter; ``openai`` honours
+    Retry-After up to 120 s). ``attempts`` counts the first try."""
+
     attempts: int = 4  # first try + 3 retries
     base_delay_s: float = 1.0
-    max_delay_s: float = 20.0
+    max_delay_s: float = 60.0
 
-    def delay(self, attempt: int) -> float:
-        """Exponential backoff with full jitter: uniform in [0, base * 2^attempt]."""
-        return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2**attempt))
+    def worst_wait_s(self) -> float:
+        """The longest the retries of one call can sleep in total (Retry-After capped at
+        120 s by the openai SDK, the backoff at ``max_delay_s``)."""
+        return (self.attempts - 1) * max(self.max_delay_s, 120.0)
 
 
 @dataclass
@@ -79,7 +156,7 @@ class ModelConfig:
     KNOWN = frozenset(
         {"name", "provider", "model", "label", "description", "base_url", "base_url_env",
          "key_env", "key_optional", "prices", "timeout_s", "max_retries", "retry_base_delay_s",
-         "interface", "enabled"}
+         "retry_max_delay_s", "interface", "enabled", "price_ref"}
     )  # fmt: skip
 
     @classmethod
@@ -96,14 +173,40 @@ class ModelConfig:
             base_url=raw.get("base_url"),
             base_url_env=raw.get("base_url_env"),
             key_env=raw.get("key_env"),
-            prices=Prices.from_config(raw.get("prices")),
+            prices=Prices.for_entry(raw),
             timeout_s=float(raw.get("timeout_s", 120.0)),
             retry=RetryPolicy(
                 attempts=int(raw.get("max_retries", 3)) + 1,
                 base_delay_s=float(raw.get("retry_base_delay_s", 1.0)),
+                max_delay_s=float(raw.get("retry_max_delay_s", 60.0)),
             ),
             options={k: v for k, v in raw.items() if k not in cls.KNOWN},
         )
+
+    # -- capabilities (the catalogue says what the model accepts; adapters read these) ------
+    @property
+    def supports_temperature(self) -> bool:
+        return bool(self.options.get("supports_temperature", True))
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self.options.get("streaming", True))
+
+    @property
+    def max_tokens_param(self) -> str:
+        return str(self.options.get("max_tokens_param", "max_tokens"))
+
+    @property
+    def system_prompt_with_audio(self) -> bool:
+        return bool(self.options.get("system_prompt_with_audio", True))
+
+    @property
+    def audio_formats(self) -> list[str]:
+        return [str(f) for f in self.options.get("audio_formats", ["wav"])]
+
+    def budget_s(self) -> float:
+        """How long one call may take with all its retries: the tool timeout must exceed it."""
+        return self.timeout_s * self.retry.attempts + self.retry.worst_wait_s()
 
     def key(self) -> str | None:
         env = os.environ if self.env is None else self.env
@@ -119,10 +222,9 @@ class ModelConfig:
 class RemoteError(Exception):
     """A remote call that failed for good, with a message a person can act on."""
 
-    def __init__(self, message: str, kind: str = "remote_error", retryable: bool = False):
+    def __init__(self, message: str, kind: str = "remote_error"):
         super().__init__(message)
         self.kind = kind
-        self.retryable = retryable
 
 
 def redact(text: str, secrets: list[str | None], limit: int = 300) -> str:
@@ -139,27 +241,3 @@ def host_of(url: str | None, default: str) -> str:
     if not parsed.hostname:
         return "the server"
     return parsed.hostname + (f":{parsed.port}" if parsed.port else "")
-
-
-async def with_retries(
-    call: Callable[[], Awaitable[T]],
-    policy: RetryPolicy,
-    classify: Callable[[BaseException], RemoteError],
-    *,
-    on_retry: Callable[[int, RemoteError, float], None] | None = None,
-) -> T:
-    """Run ``call``; retry what ``classify`` calls retryable (timeouts, 429, 5xx)."""
-    for attempt in range(policy.attempts):
-        try:
-            return await call()
-        except Exception as exc:  # classified below; non-retryable errors end at once
-            error = exc if isinstance(exc, RemoteError) else classify(exc)
-            if not error.retryable or attempt == policy.attempts - 1:
-                if error is exc:
-                    raise
-                raise error from exc
-            delay = policy.delay(attempt)
-            if on_retry:
-                on_retry(attempt + 1, error, delay)
-            await asyncio.sleep(delay)
-    raise AssertionError("unreachable")

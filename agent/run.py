@@ -48,6 +48,12 @@ DEFAULT_BUDGET = 20
 DEFAULT_TOOL_TIMEOUT_S = 180.0
 
 
+def tool_timeout(req: RunRequest, tool: Tool) -> float:
+    """The request's tool timeout, or longer for a remote tool whose one call with its
+    retries may take longer (``tool.timeout_s``, derived from its catalogue entry)."""
+    return max(req.tool_timeout_s, float(getattr(tool, "timeout_s", 0) or 0))
+
+
 @dataclass
 class PriorTurn:
     """An earlier question and answer in the same conversation."""
@@ -392,10 +398,11 @@ class RunContext:
             everything = {t.name: t for t in [*self.req.tools, *tools]}
             ctx = ToolContext(audio=audio, samples=samples, tools=everything)
             ctx.runner = lambda inner, args: self._cached(ctx, inner, args)
-            # The timeout counts the tool's own execution, not its wait for a model worker.
-            result, _ = await run_timed(tool(ctx, arguments), self.req.tool_timeout_s)
+            # The timeout counts the tool's own execution, not its wait for a model worker;
+            # a remote tool's is at least one call with its retries.
+            result, _ = await run_timed(tool(ctx, arguments), tool_timeout(self.req, tool))
         except TimeoutError:
-            timeout = self.req.tool_timeout_s
+            timeout = tool_timeout(self.req, tool)
             result = ToolResult(output="", error=f"{tool.name} timed out after {timeout:.0f} s.")
         except ToolError as exc:
             result = ToolResult(output="", error=f"{tool.name}: {exc}")

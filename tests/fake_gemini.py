@@ -6,6 +6,11 @@ Serves ``POST /{version}/models/{model}:generateContent`` and ``:streamGenerateC
 in ``x-goog-upload-url``), ``GET`` and ``DELETE /{version}/files/{id}``. Every request is
 recorded; generate calls play scripted replies in order (text, thought and function-call
 parts, usage metadata, or a Google-style error status).
+
+It is strict where the real API is: a request over the inline size limit, a model turn in
+the current turn whose first function call carries no thought signature (Gemini 3 and
+later), and function responses that do not answer the calls just before them get the 400
+the API sends. ``GET /{version}/models`` lists the models the fake serves.
 """
 
 from __future__ import annotations
@@ -193,7 +198,23 @@ def proto_json(value: Any) -> Any:
 class FakeGemini:
     """``app`` is the ASGI app; ``queue`` scripts replies; ``requests`` records everything."""
 
-    def __init__(self, *, processing_polls: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        processing_polls: int = 0,
+        require_signatures: bool = False,
+        max_request_bytes: int = 20 * 1024 * 1024,
+        models: list[str] | None = None,
+        key: str | None = None,
+    ) -> None:
+        # Gemini 3+: "Function call is missing a thought_signature in functionCall parts"
+        # (https://ai.google.dev/gemini-api/docs/thought-signatures)
+        self.require_signatures = require_signatures
+        # "Always use the Files API when the total request size ... is larger than 20 MB"
+        # (https://ai.google.dev/gemini-api/docs/audio)
+        self.max_request_bytes = max_request_bytes
+        self.models = models  # with it set, other model ids get 404 NOT_FOUND
+        self.key = key  # with it set, other keys get 400 API_KEY_INVALID
         self.requests: list[Recorded] = []
         self.replies: deque[Reply] = deque()
         self.files: dict[str, dict[str, Any]] = {}  # id -> resource
@@ -231,13 +252,77 @@ class FakeGemini:
             self.requests.append(recorded)
         return recorded
 
+    def _check(self, recorded: Recorded) -> Reply | None:
+        """What the real generateContent rejects before generating anything."""
+        if len(recorded.body) > self.max_request_bytes:
+            return error(
+                400, f"Request payload size exceeds the limit: {self.max_request_bytes} bytes."
+            )
+        contents = (recorded.json or {}).get("contents") or []
+        # function responses answer the calls of the model turn just before them
+        for index, content in enumerate(contents):
+            responses = [p for p in content.get("parts", []) if "functionResponse" in p]
+            if not responses:
+                continue
+            previous = contents[index - 1] if index else {}
+            calls = [p for p in previous.get("parts", []) if "functionCall" in p]
+            if previous.get("role") != "model" or len(calls) != len(responses):
+                return error(
+                    400,
+                    "Please ensure that the number of function response parts is equal to the "
+                    "number of function call parts of the function call turn.",
+                )
+        if self.require_signatures:
+            # the current turn: everything after the last user text
+            start = max(
+                (i for i, c in enumerate(contents)
+                 if c.get("role") == "user" and any("text" in p for p in c.get("parts", []))),
+                default=0,
+            )  # fmt: skip
+            for content in contents[start:]:
+                calls = [p for p in content.get("parts", []) if "functionCall" in p]
+                if calls and "thoughtSignature" not in calls[0]:
+                    name = calls[0]["functionCall"].get("name")
+                    return error(
+                        400,
+                        "Function call is missing a thought_signature in functionCall parts. "
+                        f"Additional data, function call `default_api:{name}`. Please refer to "
+                        "https://ai.google.dev/gemini-api/docs/thought-signatures",
+                    )
+        return None
+
     def _build(self) -> FastAPI:
         app = FastAPI()
 
+        @app.get("/{version}/models")
+        async def list_models(version: str, request: Request) -> Response:
+            recorded = await self._record(request)
+            if self.key is not None and recorded.headers.get("x-goog-api-key") != self.key:
+                refused = invalid_key(recorded.headers.get("x-goog-api-key", ""))
+                return JSONResponse(refused.error, status_code=refused.status)
+            models = [
+                {
+                    "name": f"models/{m}",
+                    "displayName": m,
+                    "supportedGenerationMethods": ["generateContent", "countTokens"],
+                }
+                for m in self.models or []
+            ]
+            return JSONResponse({"models": models})
+
         @app.post("/{version}/models/{target}")
         async def generate(version: str, target: str, request: Request) -> Response:
-            await self._record(request)
-            _, _, method = target.partition(":")
+            recorded = await self._record(request)
+            model, _, method = target.partition(":")
+            if self.key is not None and recorded.headers.get("x-goog-api-key") != self.key:
+                refused = invalid_key(recorded.headers.get("x-goog-api-key", ""))
+                return JSONResponse(refused.error, status_code=refused.status)
+            if self.models is not None and model not in self.models:
+                refused = error(404, f"models/{model} is not found for API version {version}, "
+                                "or is not supported for generateContent.")  # fmt: skip
+                return JSONResponse(refused.error, status_code=404)
+            if (rejected := self._check(recorded)) is not None:
+                return JSONResponse(rejected.error, status_code=rejected.status)
             reply = self._next_reply()
             if reply.error is not None:
                 return JSONResponse(reply.error, status_code=reply.status)

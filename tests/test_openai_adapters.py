@@ -15,7 +15,7 @@ import soundfile as sf
 
 from agent.audio import AudioStore
 from agent.planners.openai_compat import OpenAICompatPlanner
-from agent.remote import ModelConfig, Prices, RetryPolicy
+from agent.remote import ModelConfig, Prices
 from agent.run import RunRequest, run_question
 from agent.testing import ScriptedTool
 from agent.tools.base import ToolContext
@@ -253,6 +253,7 @@ async def test_transcription_with_segments_and_windows(store, tmp_path):
     samples = np.concatenate([np.zeros(8_000), 0.3 * np.sin(2 * np.pi * 440 * t)])
     path = tmp_path / "half.wav"
     sf.write(path, samples, 16_000)
+    # windows of at most 0.6 s: the cut falls at the quietest moment of 0.4..0.6 s
 
     def by_content(wav: bytes) -> dict:
         silent = not np.any(sf.read(io.BytesIO(wav))[0])
@@ -267,17 +268,16 @@ async def test_transcription_with_segments_and_windows(store, tmp_path):
                 f"{base}/v1",
                 "whisper",
                 model="whisper-1",
-                max_audio_s=0.5,
+                max_audio_s=0.6,
                 prices={"per_audio_minute": 0.006},
             )
         )
         audio = store.add_file(path)
         result = await tool(ToolContext(audio, store.samples(audio)), {"language": "en"})
     assert result.data["text"] == "hello world"
-    assert result.data["segments"] == [
-        {"start": 0.0, "end": 0.4, "text": "hello"},
-        {"start": 0.6, "end": 1.0, "text": "world"},
-    ]
+    first, second = result.data["segments"]
+    assert first == {"start": 0.0, "end": 0.4, "text": "hello"}
+    assert second["text"] == "world" and 0.5 <= second["start"] <= 0.55  # cut + 0.1 s
     assert result.cost == pytest.approx(0.006 / 60 * 1.0)
     fields = server.requests[0].body
     assert fields["model"] == "whisper-1" and fields["response_format"] == "verbose_json"
@@ -291,12 +291,6 @@ def test_prices_cost():
     prices = Prices(input_per_mtok=1, output_per_mtok=4, per_audio_minute=0.5, per_request=0.01)
     usage = Usage(input_tokens=1_000_000, output_tokens=250_000, audio_seconds=120)
     assert prices.cost(usage) == pytest.approx(1 + 1 + 1 + 0.01)
-
-
-def test_retry_policy_backoff_has_jitter_and_a_cap():
-    policy = RetryPolicy(attempts=5, base_delay_s=1, max_delay_s=3)
-    delays = [policy.delay(4) for _ in range(200)]
-    assert max(delays) <= 3 and min(delays) >= 0 and len(set(delays)) > 100
 
 
 def test_error_bodies_of_any_shape_are_classified_without_leaking_credentials():
@@ -314,5 +308,5 @@ def test_error_bodies_of_any_shape_are_classified_without_leaking_credentials():
         openai.InternalServerError("bad gateway", response=response, body={"error": "upstream"}),
         cfg,
     )
-    assert error.retryable and "upstream" in str(error)
+    assert error.kind == "http_502" and "upstream" in str(error) and "'x'" in str(error)
     assert "s3cret" not in str(error) and "models.example:8000" in str(error)

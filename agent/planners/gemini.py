@@ -27,10 +27,14 @@ from agent.planners.base import (
     ToolSpec,
     TurnEnd,
 )
-from agent.planners.retrying import retrying_turn
+from agent.planners.retrying import remote_turn
 from agent.remote import ModelConfig
 
 GENERATED_ID_PREFIX = "gemini_call_"
+# Gemini 3+ rejects a function call in the current turn without its thought signature; a
+# turn rebuilt without the original (no ``raw``) carries the documented stand-in instead.
+# https://ai.google.dev/gemini-api/docs/thought-signatures
+STAND_IN_SIGNATURE = b"skip_thought_signature_validator"
 
 
 class GeminiPlanner:
@@ -43,6 +47,8 @@ class GeminiPlanner:
         self.model = config.model
         self._client = client
         self._ids = itertools.count(1)
+        self.fixed_temperature = not config.supports_temperature
+        self._declared: dict[str, ToolSpec] = {}  # every tool this planner was offered
 
     @property
     def client(self) -> genai.Client:
@@ -60,11 +66,25 @@ class GeminiPlanner:
         temperature: float | None = None,
     ) -> AsyncIterator[PlannerChunk]:
         system, contents = to_contents(messages)
+        self._declared.update({spec.name: spec for spec in tools})
+        forced = force_answer or not tools
+        if forced:
+            # The final answer keeps the declarations of the tools the history calls, with
+            # function calling off (mode NONE): without them, Gemini cannot read its own
+            # earlier calls (https://ai.google.dev/gemini-api/docs/function-calling).
+            called = {c.name for m in messages for c in m.tool_calls}
+            tools = [self._declared[n] for n in sorted(called) if n in self._declared]
         request_config = self._request_config(system, tools)
-        if temperature is not None:
+        if tools and forced:
+            request_config.tool_config = types.ToolConfig(
+                function_calling_config=types.FunctionCallingConfig(
+                    mode=types.FunctionCallingConfigMode.NONE
+                )
+            )
+        if temperature is not None and self.config.supports_temperature:
             request_config.temperature = temperature
-        async for chunk in retrying_turn(
-            self.name, self.config, classify_error, lambda: self._stream(contents, request_config)
+        async for chunk in remote_turn(
+            self.config, classify_error, lambda: self._stream(contents, request_config)
         ):
             yield chunk
 
@@ -120,7 +140,7 @@ class GeminiPlanner:
                     yield TextDelta(part.text, kind="reasoning" if part.thought else "text")
         if block_reason and not parts:
             raise PlannerError(
-                f"The planner '{self.name}' refused the prompt (blocked: {block_reason}).",
+                f"'{self.name}' refused the prompt (blocked: {block_reason}).",
                 kind="blocked",
             )
         yield TurnEnd(
@@ -196,11 +216,14 @@ def to_contents(messages: list[ChatMessage]) -> tuple[str | None, list[types.Con
                 parts: list[types.Part] = []
                 if message.content:
                     parts.append(types.Part(text=message.content))
-                for call in message.tool_calls:
+                for index, call in enumerate(message.tool_calls):
                     function_call = types.FunctionCall(name=call.name, args=call.arguments)
                     if not call.id.startswith(GENERATED_ID_PREFIX):
                         function_call.id = call.id
-                    parts.append(types.Part(function_call=function_call))
+                    part = types.Part(function_call=function_call)
+                    if index == 0:
+                        part.thought_signature = STAND_IN_SIGNATURE
+                    parts.append(part)
                 content = types.Content(role="model", parts=parts or [types.Part(text="")])
             call_ids = {
                 p.function_call.id

@@ -1,10 +1,13 @@
-"""Planner over any OpenAI-compatible chat endpoint (OpenAI, DeepSeek, Kimi, OpenRouter,
-vLLM, Ollama) through the ``openai`` SDK.
+"""Planner over OpenAI-compatible Chat Completions endpoints (vLLM, Ollama, DeepSeek,
+OpenRouter) through the ``openai`` SDK. OpenAI's own models use the Responses API
+(``agent.planners.openai_responses``).
 
 Streams text; native function calling with tool-call deltas assembled by index, or, for
 endpoints without it (``function_calling = false`` in the catalogue), the tag protocol.
 Reasoning text that the endpoint returns separately (``reasoning_content`` or
-``reasoning``) is streamed as reasoning.
+``reasoning``) is streamed as reasoning. What the model accepts comes from the catalogue
+entry: ``supports_temperature``, ``max_tokens_param``, ``streaming``; a provider that
+refuses to stream (OpenAI's 400 for unverified organisations) gets a non-streamed call.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 import openai
 
 from agent.events import Usage
-from agent.openai_client import classify_error, make_client
+from agent.openai_client import classify_error, make_client, refuses_streaming
 from agent.planners.base import (
     ChatMessage,
     PlannerChunk,
@@ -26,7 +29,7 @@ from agent.planners.base import (
     ToolSpec,
     TurnEnd,
 )
-from agent.planners.retrying import retrying_turn
+from agent.planners.retrying import remote_turn
 from agent.planners.tag_protocol import format_result, parse_tool_calls, tool_instructions
 from agent.remote import ModelConfig
 
@@ -42,6 +45,8 @@ class OpenAICompatPlanner:
         self.native_tools = bool(config.options.get("function_calling", True))
         self.client = client or make_client(config)
         self._ids = itertools.count(1)
+        self.fixed_temperature = not config.supports_temperature
+        self._stream = config.streaming  # turned off when the provider refuses to stream
 
     async def stream_turn(
         self,
@@ -54,25 +59,78 @@ class OpenAICompatPlanner:
         request: dict[str, Any] = {
             "model": self.config.model,
             "messages": self._messages(messages, tools),
-            "stream": True,
         }
-        if self.config.options.get("stream_usage", True):
-            request["stream_options"] = {"include_usage": True}
-        for option in ("temperature", "top_p", "max_tokens", "reasoning_effort"):
-            if option in self.config.options:
-                request[option] = self.config.options[option]
-        if temperature is not None:
-            request["temperature"] = temperature
+        options = self.config.options
+        for option in ("top_p", "reasoning_effort"):
+            if option in options:
+                request[option] = options[option]
+        if "max_tokens" in options:
+            request[self.config.max_tokens_param] = options["max_tokens"]
+        if self.config.supports_temperature:
+            if "temperature" in options:
+                request["temperature"] = options["temperature"]
+            if temperature is not None:
+                request["temperature"] = temperature
         if self.native_tools and tools:
             request["tools"] = [spec.openai_schema() for spec in tools]
-        async for chunk in retrying_turn(
-            self.name, self.config, classify_error, lambda: self._stream(request, tools)
+        async for chunk in remote_turn(
+            self.config, classify_error, lambda: self._turn(request, tools)
         ):
             yield chunk
 
-    async def _stream(
+    async def _turn(
         self, request: dict[str, Any], tools: list[ToolSpec]
     ) -> AsyncIterator[PlannerChunk]:
+        if self._stream:
+            try:
+                async for chunk in self._streamed(request, tools):
+                    yield chunk
+                return
+            except openai.BadRequestError as exc:
+                if not refuses_streaming(exc):
+                    raise
+                self._stream = False  # remembered: later turns ask without streaming at once
+        async for chunk in self._whole(request, tools):
+            yield chunk
+
+    async def _whole(
+        self, request: dict[str, Any], tools: list[ToolSpec]
+    ) -> AsyncIterator[PlannerChunk]:
+        """One non-streamed call, given out as the same chunks a stream would give."""
+        response = await self.client.chat.completions.create(**request)
+        usage = Usage()
+        if response.usage:
+            usage = Usage(
+                input_tokens=response.usage.prompt_tokens or 0,
+                output_tokens=response.usage.completion_tokens or 0,
+            )
+        text = ""
+        if response.choices:
+            message = response.choices[0].message
+            reasoning = _reasoning_text(message)
+            if reasoning:
+                yield TextDelta(reasoning, kind="reasoning")
+            text = message.content or ""
+            if text:
+                yield TextDelta(text)
+            for call in message.tool_calls or []:
+                function = getattr(call, "function", None)
+                if function is None:
+                    continue
+                yield self._request(
+                    {"id": call.id, "name": function.name or "", "args": [function.arguments]}
+                )
+        if not self.native_tools and tools:
+            for call in parse_tool_calls(text, f"tag{next(self._ids)}"):
+                yield call
+        yield TurnEnd(usage=usage, cost=self.config.prices.cost(usage))
+
+    async def _streamed(
+        self, request: dict[str, Any], tools: list[ToolSpec]
+    ) -> AsyncIterator[PlannerChunk]:
+        request = {**request, "stream": True}
+        if self.config.options.get("stream_usage", True):
+            request["stream_options"] = {"include_usage": True}
         stream = await self.client.chat.completions.create(**request)
         text_parts: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
@@ -99,7 +157,7 @@ class OpenAICompatPlanner:
                         slot["id"] = call.id
                     if call.function is not None:
                         if call.function.name:
-                            slot["name"] += call.function.name
+                            slot["name"] = _joined_name(slot["name"], call.function.name)
                         if call.function.arguments:
                             slot["args"].append(call.function.arguments)
         for index in sorted(calls):
@@ -179,10 +237,18 @@ class OpenAICompatPlanner:
         return out
 
 
+def _joined_name(so_far: str, piece: str) -> str:
+    """Function names arrive whole in the first chunk (OpenAI) or again in every chunk
+    (some OpenAI-compatible servers); a repeat of the whole name is not a new piece."""
+    if not so_far:
+        return piece
+    return so_far if piece == so_far else so_far + piece
+
+
 def _reasoning_text(delta: Any) -> str | None:
     for attribute in ("reasoning_content", "reasoning"):
         value = getattr(delta, attribute, None)
-        if value is None and delta.model_extra:
+        if value is None and getattr(delta, "model_extra", None):
             value = delta.model_extra.get(attribute)
         if isinstance(value, str) and value:
             return value

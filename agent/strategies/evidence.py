@@ -40,6 +40,12 @@ Evidence (in this order):
 
 Answer from the evidence. {choice_rule}Reply with only JSON: \
 {{"answer": "<answer>", "rationale": "<why>"}}"""
+# The second answer's extra instruction when the planner's temperature is fixed (reasoning
+# models reject any but the default), so the two answers still differ in more than order.
+SKEPTIC = (
+    "Before answering, name the strongest reason the most obvious answer could be wrong, "
+    "and check every choice against the evidence. "
+)
 VERIFY = """Question:
 {question}
 
@@ -118,14 +124,17 @@ class EvidenceStrategy:
 
         choice_rule = "The answer must be exactly one of the choices. " if ctx.req.choices else ""
         candidates: list[FinalAnswer] = []
+        fixed = bool(getattr(ctx.req.planner, "fixed_temperature", False))
         for index, (order, temperature) in enumerate(((1, 0.2), (-1, 0.9)), start=1):
             listed = "\n".join(f"{i + 1}. {e}" for i, e in enumerate(evidence[::order]))
+            rule = choice_rule + (SKEPTIC if fixed and index == 2 else "")
+            temperature = None if fixed else temperature  # type: ignore[assignment]
             turn = TurnOutcome()
             messages = [
                 ChatMessage("system", SYSTEM),
                 ChatMessage(
                     "user",
-                    ANSWER.format(question=question, evidence=listed, choice_rule=choice_rule),
+                    ANSWER.format(question=question, evidence=listed, choice_rule=rule),
                     data={**step, "step": "evidence.answer", "variant": index},
                 ),
             ]

@@ -23,7 +23,7 @@ from agent.remote import ModelConfig, RemoteError
 from agent.tools.base import ToolContext, ToolError, ToolResult
 from agent.tools.remote_common import (
     DEFAULT_AUDIO_PROMPT,
-    call_with_retries,
+    call_remote,
     question_description,
     question_parameters,
     range_note,
@@ -48,6 +48,7 @@ class GeminiAudioTool:
         self.system_prompt = options.get("system_prompt", DEFAULT_AUDIO_PROMPT)
         self.inline_limit = int(options.get("inline_limit_bytes", DEFAULT_INLINE_LIMIT))
         self.poll_s = float(options.get("file_poll_s", 1.0))
+        self.timeout_s = config.budget_s()  # one call with all its retries
         self._client = client
 
     @property
@@ -134,7 +135,7 @@ class GeminiAudioTool:
         return types.GenerateContentConfig(**fields)
 
     async def _retrying(self, call):  # type: ignore[no-untyped-def]
-        return await call_with_retries(call, self.config, classify_error)
+        return await call_remote(call, self.config, classify_error)
 
     async def _upload(self, client: genai.Client, wav: bytes) -> types.File:
         """Upload with the Files API and wait until the file is ACTIVE."""

@@ -3,7 +3,10 @@
 One adapter for OpenAI's audio models and for vLLM serving Qwen2.5-Omni, Voxtral, Audio
 Flamingo 3 or Qwen3-Omni: a base_url and a model per configured tool. Audio longer than
 the tool's ``max_audio_s`` is split into windows, each asked separately with its time range
-stated; nothing is silently truncated.
+stated; nothing is silently truncated. The entry says what the model accepts:
+``system_prompt_with_audio = false`` (Voxtral before tokenizer v13 rejects a system message
+next to audio) puts the instructions into the user turn; ``audio_formats``,
+``supports_temperature`` and ``max_tokens_param`` likewise.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from agent.remote import ModelConfig
 from agent.tools.base import ToolContext, ToolError, ToolResult
 from agent.tools.remote_common import (
     DEFAULT_AUDIO_PROMPT,
-    call_with_retries,
+    call_remote,
     question_description,
     question_parameters,
     range_note,
@@ -41,6 +44,7 @@ class OpenAIAudioChatTool:
         self.parameters: dict[str, Any] = question_parameters()
         self.max_audio_s = float(config.options.get("max_audio_s", 0) or 0) or None
         self.system_prompt = config.options.get("system_prompt", DEFAULT_AUDIO_PROMPT)
+        self.timeout_s = config.budget_s()  # one call with all its retries
         self.client = client or make_client(config)
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
@@ -91,11 +95,18 @@ class OpenAIAudioChatTool:
     async def _ask(
         self, ctx: ToolContext, question: str, start: float, end: float, duration: float
     ) -> tuple[str, Usage, int]:
+        if "wav" not in self.config.audio_formats:
+            raise ToolError(
+                f"'{self.name}' accepts only {', '.join(self.config.audio_formats)} audio; "
+                'this app sends wav. Add "wav" to audio_formats if the server takes it.'
+            )
         audio = base64.b64encode(to_wav_bytes(select(ctx.samples, start, end))).decode()
         text = question + range_note(start, end, duration)
         messages: list[dict[str, Any]] = []
-        if self.system_prompt:
+        if self.system_prompt and self.config.system_prompt_with_audio:
             messages.append({"role": "system", "content": self.system_prompt})
+        elif self.system_prompt:
+            text = f"{self.system_prompt}\n\n{text}"
         messages.append(
             {
                 "role": "user",
@@ -106,14 +117,18 @@ class OpenAIAudioChatTool:
             }
         )
         request: dict[str, Any] = {"model": self.model, "messages": messages}
-        for option in ("temperature", "max_tokens", "modalities"):
-            if option in self.config.options:
-                request[option] = self.config.options[option]
+        options = self.config.options
+        if "modalities" in options:
+            request["modalities"] = options["modalities"]
+        if "max_tokens" in options:
+            request[self.config.max_tokens_param] = options["max_tokens"]
+        if "temperature" in options and self.config.supports_temperature:
+            request["temperature"] = options["temperature"]
 
         async def call():
             return await self.client.chat.completions.create(**request)
 
-        response = await call_with_retries(call, self.config, classify_error)
+        response = await call_remote(call, self.config, classify_error)
         if not response.choices:
             raise ToolError(f"{self.model} returned no answer.")
         answer = (response.choices[0].message.content or "").strip()

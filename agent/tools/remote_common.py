@@ -1,11 +1,12 @@
-"""What the remote audio tools share: the question interface and retried calls."""
+"""What the remote audio tools share: the question interface and calls whose failures
+become one clear ToolError (the SDKs have already retried what is worth retrying)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from agent.remote import ModelConfig, RemoteError, with_retries
+from agent.remote import ModelConfig, RemoteError
 from agent.tools.base import ToolError
 
 T = TypeVar("T")
@@ -37,16 +38,18 @@ def question_description(model: str, family: str = "") -> str:
     )
 
 
-async def call_with_retries(
+async def call_remote(
     call: Callable[[], Awaitable[T]],
     config: ModelConfig,
     classify: Callable[[BaseException, ModelConfig], RemoteError],
 ) -> T:
-    """Run a remote call with the entry's retry policy; a final failure is a ToolError."""
+    """Run a remote call (the SDK retries 429/5xx per the entry); a failure is a ToolError."""
     try:
-        return await with_retries(call, config.retry, lambda exc: classify(exc, config))
-    except RemoteError as exc:
-        raise ToolError(str(exc)) from exc
+        return await call()
+    except ToolError:
+        raise
+    except Exception as exc:  # classified into one sentence naming the entry
+        raise ToolError(str(classify(exc, config))) from exc
 
 
 def range_note(start: float, end: float, duration: float) -> str:

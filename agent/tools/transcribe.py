@@ -4,7 +4,9 @@
 Segment timestamps are requested (``verbose_json``) where the model gives them; set
 ``response_format = "json"`` in the catalogue for models that only return text.
 Audio longer than ``max_audio_s`` (default 600 s, under the 25 MB upload limit) is sent
-in windows whose segment times are shifted back to the whole recording.
+in windows cut at the quietest moment near each limit (not mid-word), whose segment times
+are shifted back to the whole recording. The language is sent when known (the call's
+``language`` or the entry's): vLLM's Whisper otherwise assumes English.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from agent.openai_client import classify_error, make_client
 from agent.remote import ModelConfig
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
-from agent.tools.remote_common import call_with_retries
-from agent.tools.windows import select, windows
+from agent.tools.remote_common import call_remote
+from agent.tools.windows import quiet_windows, select
 
 
 class RemoteTranscribeTool:
@@ -44,11 +46,13 @@ class RemoteTranscribeTool:
         }
         self.response_format = config.options.get("response_format", "verbose_json")
         self.max_audio_s = float(config.options.get("max_audio_s", 600))
+        self.language = config.options.get("language")  # ISO-639-1, when all audio shares it
+        self.timeout_s = config.budget_s()
         self.client = client or make_client(config)
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         duration = len(ctx.samples) / ctx.sample_rate
-        parts = windows(duration, self.max_audio_s)
+        parts = quiet_windows(ctx.samples, self.max_audio_s, ctx.sample_rate)
         results = await asyncio.gather(*(self._one(ctx, arguments, a, b) for a, b in parts))
         segments = [seg for part in results for seg in part["segments"]]
         text = " ".join(part["text"] for part in results if part["text"]).strip()
@@ -83,7 +87,7 @@ class RemoteTranscribeTool:
     async def _one(
         self, ctx: ToolContext, arguments: dict[str, Any], start: float, end: float
     ) -> dict[str, Any]:
-        wav = to_wav_bytes(select(ctx.samples, start, end))
+        wav = to_wav_bytes(select(ctx.samples, start, end, ctx.sample_rate))
         request: dict[str, Any] = {
             "model": self.model,
             "file": ("audio.wav", wav, "audio/wav"),
@@ -91,14 +95,16 @@ class RemoteTranscribeTool:
         }
         if self.response_format == "verbose_json":
             request["timestamp_granularities"] = ["segment"]
-        for option in ("language", "prompt"):
-            if arguments.get(option):
-                request[option] = str(arguments[option])
+        language = arguments.get("language") or self.language
+        if language:
+            request["language"] = str(language)
+        if arguments.get("prompt"):
+            request["prompt"] = str(arguments["prompt"])
 
         async def call():
             return await self.client.audio.transcriptions.create(**request)
 
-        response = await call_with_retries(call, self.config, classify_error)
+        response = await call_remote(call, self.config, classify_error)
         if isinstance(response, str):  # response_format "text"
             return {"text": response.strip(), "segments": [], "language": None, "usage": Usage()}
         segments = [

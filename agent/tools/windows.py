@@ -33,3 +33,31 @@ def time_range(arguments: dict, duration: float) -> tuple[float, float]:
             f"The range {start:.2f}–{end:.2f} s is empty; the recording lasts {duration:.2f} s."
         )
     return start, end
+
+
+def quiet_windows(
+    samples: np.ndarray, max_s: float | None, rate: int = 16_000, frame_s: float = 0.05
+) -> list[tuple[float, float]]:
+    """Like ``windows``, but each cut falls at the quietest 50 ms frame in the last third of
+    the allowed window, so a model with a short window (Whisper's 30 s) is not handed
+    words cut in half. Falls back to the window's end when no frame is quieter."""
+    duration = len(samples) / rate
+    if not max_s or duration <= max_s:
+        return [(0.0, round(duration, 3))]
+    frame = max(1, int(frame_s * rate))
+    spans: list[tuple[float, float]] = []
+    start = 0.0
+    while duration - start > max_s:
+        lo, hi = start + max_s * 2 / 3, start + max_s
+        a, b = int(lo * rate), int(hi * rate)
+        region = samples[a:b].astype(np.float64)
+        count = len(region) // frame
+        cut = hi
+        if count > 0:
+            energy = (region[: count * frame].reshape(count, frame) ** 2).mean(axis=1)
+            quietest = int(np.argmin(energy))
+            cut = lo + (quietest + 0.5) * frame / rate
+        spans.append((round(start, 3), round(cut, 3)))
+        start = cut
+    spans.append((round(start, 3), round(duration, 3)))
+    return spans
