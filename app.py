@@ -18,12 +18,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
 from fastapi import FastAPI  # noqa: E402
+from fastapi.responses import RedirectResponse  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api, auth, hosting  # noqa: E402
 from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
+from backend.sharing import SHARED_PAGE  # noqa: E402
 from storage import Store  # noqa: E402
 
 log = logging.getLogger("audio_agent")
@@ -58,8 +60,21 @@ def create_app(
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
         return app
+    from frontend import shared_view
     from frontend.ui import build_ui
 
+    @app.get(SHARED_PAGE + "/{token}", include_in_schema=False)
+    def shared_page(token: str) -> RedirectResponse:
+        """A share link: the read-only page (frontend.shared_view), the token in its query."""
+        return RedirectResponse(shared_view.view_url(settings.root_path, token), status_code=307)
+
+    gr.mount_gradio_app(
+        app,
+        shared_view.build_shared_view(service),
+        path=shared_view.VIEW_PATH,
+        auth_dependency=auth.gradio_user,
+        root_path=(settings.root_path + shared_view.VIEW_PATH) if settings.root_path else None,
+    )
     return gr.mount_gradio_app(
         app,
         build_ui(service),

@@ -41,6 +41,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from fastapi import HTTPException, Request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from pydantic import BaseModel, Field
 
 from storage.models import DEFAULT_OWNER
 
@@ -439,20 +440,20 @@ def login_page(identity: Identity, next_path: str = "/", error: str = "") -> str
     )
 
 
+class TokenRequest(BaseModel):
+    username: str = Field(max_length=200)
+    password: str = Field(max_length=1000)
+
+
 def install(app: Any, identity: Identity) -> None:
     """The identity middleware, and (with login) /login, /logout and POST /api/token."""
     from fastapi import Body
     from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
-    from pydantic import BaseModel
 
     app.state.identity = identity
     app.add_middleware(IdentityMiddleware, identity=identity)
     if not identity.login_required:
         return
-
-    class TokenRequest(BaseModel):
-        username: str
-        password: str
 
     @app.get("/login", include_in_schema=False)
     def login_form(next: str = "/") -> HTMLResponse:

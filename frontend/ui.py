@@ -41,7 +41,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import files, render, timeline
+from frontend import files, render, shared_view, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -170,10 +170,11 @@ class _Ui:
 
     def scoped(self, request: gr.Request | None) -> _Ui:
         """These handlers for the owner of ``request`` (backend.auth, backend.owned)."""
-        if request is None:
-            return self
+        return self if request is None else self.for_owner(owner_from_request(request))
+
+    def for_owner(self, owner: str) -> _Ui:
         view = copy.copy(self)
-        view.service = OwnedService(self.agent, owner_from_request(request))
+        view.service = OwnedService(self.agent, owner)
         view.store = view.service.store
         return view
 
@@ -838,6 +839,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     interactive=False,
                     elem_id="export-json",
                 )
+                shared_view.share_controls(ui, conv_state)  # Share: a read-only link
 
         with gr.Row(equal_height=False):
             with gr.Column(scale=3, min_width=460):
