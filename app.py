@@ -22,6 +22,7 @@ from fastapi.responses import RedirectResponse  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api, auth, hosting  # noqa: E402
+from backend.limits import BodyLimitMiddleware  # noqa: E402
 from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
@@ -53,6 +54,11 @@ def create_app(
     )
     api.install(app, service)
     app.state.service = service
+    app.add_middleware(  # request bodies over their limit: 413 while they stream
+        BodyLimitMiddleware,
+        upload_bytes=service.audio.max_bytes,
+        json_bytes=int(settings.limits.json_kb * 1024),
+    )
     auth.install(app, identity_for(settings))
     hosting.install_host_check(app, settings)
     app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS

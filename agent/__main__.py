@@ -43,10 +43,21 @@ def main(argv: list[str] | None = None) -> int:
     ask.add_argument("--json", action="store_true", help="print events as JSON lines")
     ask.add_argument("--config", type=Path, default=None, help="catalogue TOML file")
     sub.add_parser("catalogue", help="list planners and tools and whether they are available")
+    doctor = sub.add_parser(
+        "doctor",
+        help="check that each configured remote planner and tool really works (one tiny call each)",
+    )
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.add_argument("--config", type=Path, default=None, help="catalogue TOML file")
+    doctor.add_argument("--timeout", type=float, default=8.0, help="seconds per call")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.command == "catalogue":
         return _catalogue()
+    if args.command == "doctor":
+        from agent import doctor as doctor_module
+
+        return doctor_module.main(args.json, args.config, args.timeout)
     return asyncio.run(_ask(args))
 
 

@@ -26,7 +26,6 @@ import numpy as np
 import soundfile as sf
 
 SAMPLE_RATE = 16_000
-SUPPORTED_FORMATS = ("wav", "mp3", "ogg", "flac", "m4a", "webm", "opus", "aac", "mp4")
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 DEFAULT_MAX_SECONDS = 30 * 60.0
 
@@ -53,27 +52,161 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# The containers we accept, detected from the file's own first bytes (never from its name or
+# a client's Content-Type): sniffed kind -> (FFmpeg demuxer, file extensions for that kind).
+CONTAINERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "wav": ("wav", ("wav",)),
+    "mp3": ("mp3", ("mp3",)),
+    "ogg": ("ogg", ("ogg", "opus", "oga")),
+    "flac": ("flac", ("flac",)),
+    "aac": ("aac", ("aac",)),  # raw ADTS
+    "mp4": ("mov", ("m4a", "mp4", "mov", "m4v")),
+    "matroska": ("matroska", ("webm", "mkv", "mka")),
+}
+SUPPORTED_FORMATS = ("wav", "mp3", "ogg", "opus", "flac", "m4a", "mp4", "aac", "webm", "mkv", "mov")
+SUPPORTED_TEXT = "wav, mp3, ogg/opus, flac, m4a/mp4/aac, webm/mkv"
+MIN_SECONDS = 0.1
+# Options for every open: a file object is read through our own I/O, and no demuxer may open
+# anything else (playlists, concat, SDP/RTP, HLS/DASH, external references in MP4).
+_OPEN_OPTIONS = {"protocol_whitelist": "file", "enable_drefs": "0", "use_absolute_path": "0"}
+_MP4_BOXES = (b"ftyp", b"moov", b"mdat", b"free", b"wide", b"skip")
+# Text that FFmpeg would happily follow to other files or the network, named for the message.
+_REFERENCE_FORMATS = (
+    (b"ffconcat", "an FFmpeg concat playlist"),
+    (b"concat:", "an FFmpeg concat: address"),
+    (b"#extm3u", "an HLS/M3U playlist"),
+    (b"[playlist]", "a PLS playlist"),
+    (b"v=0", "an SDP stream description"),
+    (b"<?xml", "an XML document (a DASH manifest or playlist)"),
+    (b"<mpd", "a DASH manifest"),
+    (b"file:", "a file address"),
+    (b"http:", "a URL"),
+    (b"https:", "a URL"),
+    (b"rtp:", "a network stream address"),
+    (b"rtsp:", "a network stream address"),
+    (b"udp:", "a network stream address"),
+    (b"tcp:", "a network stream address"),
+)
+
+
+class UnsupportedFormatError(AudioError):
+    """The bytes are not one of the allowed containers (or name other files / URLs)."""
+
+
+def sniff_container(data: bytes) -> str | None:
+    """The container kind of ``data`` from its magic numbers (a key of CONTAINERS) or None."""
+    head = data[:64]
+    if head[:3] == b"ID3" and len(head) >= 10:  # ID3v2 tag, then the real stream
+        size = (
+            (head[6] & 0x7F) << 21
+            | (head[7] & 0x7F) << 14
+            | (head[8] & 0x7F) << 7
+            | (head[9] & 0x7F)
+        )
+        skip = 10 + size + (10 if head[5] & 0x10 else 0)
+        inner = sniff_container(data[skip : skip + 64].lstrip(b"\x00"))
+        return inner if inner in ("aac", "flac") else "mp3"
+    if head[:4] in (b"RIFF", b"RF64") and head[8:12] == b"WAVE":
+        return "wav"
+    if head[:4] == b"fLaC":
+        return "flac"
+    if head[:4] == b"OggS":
+        return "ogg"
+    if head[:4] == b"\x1a\x45\xdf\xa3":
+        return "matroska"
+    if head[4:8] in _MP4_BOXES:
+        return "mp4"
+    if len(head) >= 2 and head[0] == 0xFF:
+        if head[1] & 0xF6 == 0xF0:  # 12-bit sync, layer 00: AAC in ADTS frames
+            return "aac"
+        if head[1] & 0xE0 == 0xE0 and (head[1] >> 1) & 0x03:  # MPEG audio layer I-III
+            return "mp3"
+    return None
+
+
+def _refusal(data: bytes, label: str) -> UnsupportedFormatError:
+    text = data[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    for prefix, what in _REFERENCE_FORMATS:
+        if text.startswith(prefix):
+            return UnsupportedFormatError(
+                f"{label} is {what}, not a recording; files that point to other files or "
+                f"network addresses are refused. Upload the audio file itself "
+                f"({SUPPORTED_TEXT})."
+            )
+    return UnsupportedFormatError(
+        f"{label} is not a supported audio or video file (its content is not {SUPPORTED_TEXT})."
+    )
+
+
+def open_container(data: bytes, *, name: str = "") -> tuple[av.container.InputContainer, str]:
+    """Open ``data`` with FFmpeg as the container its bytes say it is, and nothing else.
+
+    Raises UnsupportedFormatError before FFmpeg sees the bytes when they are not an allowed
+    container; AudioError when FFmpeg cannot read them as that container."""
+    label = name or "The file"
+    if not data:
+        raise AudioError(f"{name or 'The upload'} is empty (0 bytes).")
+    kind = sniff_container(data)
+    if kind is None:
+        raise _refusal(data, label)
+    demuxer = CONTAINERS[kind][0]
+    try:
+        container = av.open(
+            io.BytesIO(data),
+            mode="r",
+            format=demuxer,
+            options={**_OPEN_OPTIONS, "format_whitelist": demuxer},
+        )
+    except (av.FFmpegError, ValueError, OSError, EOFError) as exc:
+        raise AudioError(
+            f"{label} looks like {kind} but could not be read ({_short(exc)}); "
+            "it may be corrupt or truncated."
+        ) from exc
+    return container, kind
+
+
+def header_seconds(container: av.container.InputContainer, stream: av.AudioStream) -> float | None:
+    """The duration the container's header claims, or None when it does not say."""
+    if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
+        return float(stream.duration * stream.time_base)
+    if container.duration is not None and container.duration > 0:
+        return container.duration / 1_000_000
+    return None
+
+
 def decode_bytes(
     data: bytes, *, max_seconds: float = DEFAULT_MAX_SECONDS, name: str = ""
 ) -> tuple[np.ndarray, str, int, int]:
     """Decode to float32 mono at 16 kHz. Returns (samples, format, source rate, channels)."""
-    if not data:
-        raise AudioError(f"{name or 'The upload'} is empty (0 bytes).")
-    try:
-        container = av.open(io.BytesIO(data), mode="r")
-    except (av.FFmpegError, ValueError, OSError) as exc:
-        raise AudioError(
-            f"{name or 'The file'} could not be read as audio ({_short(exc)}). "
-            f"Supported formats: {', '.join(SUPPORTED_FORMATS)}."
-        ) from exc
+    container, kind = open_container(data, name=name)
+    limit_text = _span(max_seconds)
+
+    def too_long(seconds: float | None) -> AudioError:
+        length = f" is {_span(seconds)} long," if seconds else " is"
+        return AudioError(
+            f"{name or 'The recording'}{length} longer than the limit of {limit_text}; "
+            "cut it first."
+        )
+
     with container:
         streams = [s for s in container.streams if s.type == "audio"]
         if not streams:
             raise AudioError(f"{name or 'The file'} has no audio stream.")
         stream = streams[0]
-        fmt = _format_name(container.format.name, name)
-        src_rate = int(stream.codec_context.sample_rate or 0)
-        channels = int(stream.codec_context.channels or 0)
+        fmt = _format_name(kind, name)
+        codec = stream.codec_context
+        if codec is None:  # FFmpeg knows no decoder for this stream's codec
+            raise AudioError(
+                f"{name or 'The file'} could not be read: its audio codec is unknown or "
+                "unsupported."
+            )
+        src_rate = int(codec.sample_rate or 0)
+        channels = int(codec.channels or 0)
+        if src_rate <= 0:
+            raise AudioError(f"{name or 'The file'} has no sample rate in its audio stream.")
+        claimed = header_seconds(container, stream)
+        if claimed is not None and claimed > max_seconds:
+            raise too_long(claimed)  # from the header, before any decoding
         resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
         chunks: list[np.ndarray] = []
         total = 0
@@ -85,10 +218,7 @@ def decode_bytes(
                     chunks.append(arr)
                     total += arr.size
                 if total > limit:
-                    raise AudioError(
-                        f"{name or 'The recording'} is longer than the limit of "
-                        f"{max_seconds / 60:.0f} minutes; cut it first."
-                    )
+                    raise too_long(None)
             for out in resampler.resample(None):
                 chunks.append(out.to_ndarray().reshape(-1))
         except av.FFmpegError as exc:
@@ -100,15 +230,30 @@ def decode_bytes(
     samples = np.concatenate(chunks).astype(np.float32) if chunks else np.zeros(0, np.float32)
     if samples.size == 0:
         raise AudioError(f"{name or 'The file'} decoded to no audio samples.")
-    return samples, fmt, src_rate, channels
+    if not np.isfinite(samples).all():
+        raise AudioError(
+            f"{name or 'The file'} has invalid samples (NaN or infinite values); "
+            "export it again from the program that made it."
+        )
+    if samples.size < MIN_SECONDS * SAMPLE_RATE:
+        raise AudioError(
+            f"{name or 'The recording'} is too short ({samples.size / SAMPLE_RATE:.3f} s); "
+            f"the shortest usable recording is {MIN_SECONDS} s."
+        )
+    return np.clip(samples, -1.0, 1.0), fmt, src_rate, channels
 
 
-def _format_name(container_name: str, name: str) -> str:
+def _span(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    return f"{seconds / 60:.0f} minutes"
+
+
+def _format_name(kind: str, name: str) -> str:
+    """The file extension to store the original under: the name's when it fits the content."""
     suffix = Path(name).suffix.lower().lstrip(".")
-    if suffix in SUPPORTED_FORMATS:
-        return suffix
-    first = container_name.split(",")[0]
-    return {"matroska": "webm", "mov": "m4a"}.get(first, first)
+    extensions = CONTAINERS[kind][1]
+    return suffix if suffix in extensions else extensions[0]
 
 
 def _short(exc: BaseException) -> str:

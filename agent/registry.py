@@ -186,9 +186,15 @@ class Registry:
         return True, None
 
     def _remote_tool(self, entry: CatalogueEntry) -> Tool:
-        config = ModelConfig.from_entry(entry.settings, self.env)
-        interface = entry.settings.get("interface", "audio_chat")
-        if interface == "gemini_audio" or entry.provider == "gemini":
+        return self._remote_tool_for(
+            entry.settings, ModelConfig.from_entry(entry.settings, self.env)
+        )
+
+    def _remote_tool_for(self, settings: dict[str, Any], config: ModelConfig) -> Tool:
+        """The adapter for a remote tool entry, built from ``config`` (the doctor passes one
+        with a short timeout and no retries)."""
+        interface = settings.get("interface", "audio_chat")
+        if interface == "gemini_audio" or config.provider == "gemini":
             from agent.tools.gemini_audio import GeminiAudioTool
 
             return GeminiAudioTool(config)

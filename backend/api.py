@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from agent.events import RunFailed
 from backend.auth import current_owner
+from backend.limits import check_title
 from backend.service import AgentService, AskRequest, ServiceError
 from storage.schemas import AudioInfo, ConversationInfo
 
@@ -23,7 +25,7 @@ class NewConversation(BaseModel):
 
 
 class Rename(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
+    title: str  # trimmed and length-checked by check_title (a 422 with a sentence)
 
 
 class AskBody(BaseModel):
@@ -84,7 +86,12 @@ def build_router(service: AgentService) -> APIRouter:
         }
 
     @router.get("/catalogue")
-    def catalogue() -> dict[str, Any]:
+    async def catalogue(check: bool = False) -> dict[str, Any]:
+        """``?check=1``: also make the doctor's smallest real call to each remote entry."""
+        if check:
+            from agent.doctor import checked_catalogue
+
+            return await checked_catalogue(service.registry)
         return service.catalogue()
 
     @router.get("/conversations")
@@ -95,7 +102,8 @@ def build_router(service: AgentService) -> APIRouter:
     def create_conversation(
         body: NewConversation | None = None, owner: str = Depends(current_owner)
     ) -> ConversationInfo:
-        return service.store.create_conversation((body or NewConversation()).title, owner=owner)
+        title = check_title((body or NewConversation()).title, service.settings.limits)
+        return service.store.create_conversation(title, owner=owner)
 
     @router.get("/conversations/{conversation_id}")
     def get_conversation(
@@ -118,7 +126,8 @@ def build_router(service: AgentService) -> APIRouter:
         conversation_id: str, body: Rename, owner: str = Depends(current_owner)
     ) -> ConversationInfo:
         service.conversation_or_404(conversation_id, owner=owner)
-        renamed = service.store.rename_conversation(conversation_id, body.title.strip(), owner)
+        title = check_title(body.title, service.settings.limits)
+        renamed = service.store.rename_conversation(conversation_id, title, owner)
         assert renamed is not None
         return renamed
 
@@ -149,7 +158,9 @@ def build_router(service: AgentService) -> APIRouter:
                 f"{service.settings.max_upload_mb:.0f} MB.",
                 status=413,
             )
-        return public_audio(service.upload(data, name=file.filename or "", owner=owner))
+        # Decoding a long file takes seconds: off the event loop, so other requests go on.
+        info = await asyncio.to_thread(service.upload, data, file.filename or "", owner=owner)
+        return public_audio(info)
 
     @router.get("/audio/{audio_id}")
     def audio_file(audio_id: str, owner: str = Depends(current_owner)) -> FileResponse:

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from agent.audio import AudioError, AudioStore
+from agent.audio import AudioError, AudioStore, UnsupportedFormatError
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, run_question
+from backend.limits import check_question
 from backend.settings import Settings
 from storage import SqlToolCache, Store
 from storage.cleanup import Purged, purge_conversation, stale_conversations
@@ -142,6 +143,8 @@ class AgentService:
         reference to it under ``name``."""
         try:
             ref = self.audio.add_bytes(data, name=name)
+        except UnsupportedFormatError as exc:
+            raise ServiceError(str(exc), status=415) from exc
         except AudioError as exc:
             raise ServiceError(str(exc), status=422) from exc
         self.store.add_audio(ref, size_bytes=len(data))
@@ -269,10 +272,9 @@ class AgentService:
         if not question:
             raise ServiceError("Type a question first.")
         choices = [c.strip() for c in ask.choices if c and c.strip()]
+        check_question(question, choices, self.settings.limits)
         if len(choices) == 1:
             raise ServiceError("Give at least two answer choices, or none.")
-        if len(choices) > 26:
-            raise ServiceError("At most 26 answer choices.")
         if not contenders:
             raise ServiceError("Pick at least one planner.")
         known_strategies = {s["name"] for s in self.registry.catalogue()["strategies"]}

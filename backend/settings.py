@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.run import DEFAULT_TOOL_TIMEOUT_S
+from backend.limits import Limits
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -49,6 +50,7 @@ class Settings:
     # retention_every_s); None keeps them forever.
     retention_days: float | None = None
     retention_every_s: float = 3600.0
+    limits: Limits = field(default_factory=Limits)  # request sizes and per-owner upload quotas
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -75,6 +77,7 @@ class Settings:
             root_path=env.get("AUDIO_AGENT_ROOT_PATH", "").rstrip("/"),
             token_days=float(env.get("AUDIO_AGENT_TOKEN_DAYS", "30")),
             retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
+            limits=Limits.from_env(env),
         )
 
     @property

@@ -37,8 +37,10 @@ def md_escape(text: str) -> str:
 
 
 def render_user(question: str, choices: Sequence[str] = (), audio: str | None = None) -> Message:
-    """The person's question, its answer choices (if any) and the audio, when it is new."""
-    parts = [question.strip()]
+    """The person's question, its answer choices (if any) and the audio, when it is new.
+
+    All of it is the person's own text: escaped, so no HTML or Markdown in it acts."""
+    parts = [md_escape(question.strip())]
     if choices:
         parts.append("\n".join(f"- {md_escape(c)}" for c in choices))
     if audio:

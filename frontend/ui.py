@@ -33,6 +33,7 @@ from agent import events as ev
 from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
 from backend.auth import owner_from_request
+from backend.limits import check_question, check_title
 from backend.owned import OwnedService
 from backend.service import (
     AgentService,
@@ -86,6 +87,29 @@ def _temp_dir(*parts: str) -> Path:
 def parse_choices(text: str | None) -> list[str]:
     """Answer choices typed one per line; blank lines are ignored."""
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def checks_markdown(checks: list[Any]) -> str:
+    """The doctor's rows (agent.doctor.Check) as a list: entry, model, state, what to do."""
+    if not checks:
+        return "No remote planner or tool is configured."
+    states = {
+        "works": "✅ works",
+        "shuts_down": "⚠️ works, shuts down on {date}",
+        "not_offered": "❌ not offered to this key",
+        "cannot_reach": "❌ cannot reach",
+        "error": "❌ error",
+        "skipped": "· not configured",
+    }
+    lines = []
+    for c in checks:
+        state = states[c.status].format(date=c.shutdown_date)
+        detail = f": {render.md_escape(c.detail)}" if c.detail else ""
+        lines.append(
+            f"- **{render.md_escape(c.name)}** ({c.kind}, `{render.md_escape(c.model)}`) "
+            f"{state}{detail}"
+        )
+    return "\n".join(lines)
 
 
 def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
@@ -153,6 +177,12 @@ class _Started:
 
 class _Ui:
     """The handlers, bound to one service."""
+
+    async def check_models(self) -> str:
+        """The "Check models" button: the doctor's checks as a list."""
+        from agent import doctor
+
+        return checks_markdown(await doctor.run_checks(self.service.registry))
 
     def __init__(self, service: AgentService) -> None:
         self.agent = service
@@ -427,10 +457,12 @@ class _Ui:
         if not conversation_id:
             gr.Warning("Open a conversation first.")
             return gr.skip(), gr.skip()
-        if not title:
-            gr.Warning("Type a title first.")
+        try:
+            title = check_title(title, self.service.settings.limits)
+        except ServiceError as exc:
+            gr.Warning(html.escape(str(exc)))
             return gr.skip(), gr.skip()
-        self.store.rename_conversation(conversation_id, title[:200])
+        self.store.rename_conversation(conversation_id, title)
         return self.list_update(conversation_id), self.export_update(conversation_id)
 
     def delete(
@@ -501,6 +533,8 @@ class _Ui:
         and prepare its runs; ServiceError (nothing stored) if it cannot be asked."""
         if not (question or "").strip():
             raise ServiceError("Type a question first.")
+        # Lengths first: a huge question is refused before any upload is decoded.
+        check_question(question.strip(), parse_choices(choices_text), self.service.settings.limits)
         created = False
         try:
             audio_id: str | None = None
@@ -977,6 +1011,14 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     )
                 with gr.Accordion("Unavailable planners, tools and presets", open=False):
                     gr.Markdown(unavailable_table(ui.catalogue), elem_id="unavailable")
+                with gr.Accordion("Check models", open=False):
+                    check_btn = gr.Button("Check models", size="sm", elem_id="check-models")
+                    check_out = gr.Markdown(
+                        "One tiny real call to each configured remote planner and tool "
+                        "(a short text turn, one second of audio).",
+                        elem_id="check-models-result",
+                    )
+                check_btn.click(ui.check_models, None, check_out)
 
         with gr.Accordion("Trace and timeline of an answer", open=False, elem_id="trace"):
             run_select = gr.Dropdown(

@@ -117,7 +117,7 @@ def test_bad_input_gets_clear_messages(api, tmp_path):
     base, _ = api
     with httpx.Client(base_url=base, timeout=30) as http:
         bad = http.post("/api/audio", files={"file": ("x.mp3", b"not audio at all", "audio/mpeg")})
-        assert bad.status_code == 422 and "could not be read as audio" in bad.json()["detail"]
+        assert bad.status_code == 415 and "not a supported audio" in bad.json()["detail"]
         empty = http.post("/api/audio", files={"file": ("e.wav", b"")})
         assert empty.status_code == 422 and "empty" in empty.json()["detail"]
         conv = http.post("/api/conversations", json={}).json()

@@ -9,7 +9,16 @@ import av
 import numpy as np
 import pytest
 
-from agent.audio import SAMPLE_RATE, AudioError, AudioStore, cut, decode_bytes, to_wav_bytes
+from agent.audio import (
+    SAMPLE_RATE,
+    AudioError,
+    AudioStore,
+    UnsupportedFormatError,
+    cut,
+    decode_bytes,
+    sniff_container,
+    to_wav_bytes,
+)
 
 # (container, codec, rate, layout) per file extension, encoded with PyAV's bundled FFmpeg
 FORMATS = {
@@ -69,7 +78,7 @@ def test_content_addressed_and_idempotent(tmp_path):
     ("data", "name", "words"),
     [
         (b"", "empty.wav", "empty"),
-        (b"this is not audio at all" * 50, "fake.mp3", "could not be read as audio"),
+        (b"this is not audio at all" * 50, "fake.mp3", "not a supported audio or video file"),
         (b"RIFF\x00\x00\x00\x00WAVEfmt ", "truncated.wav", "could not be read"),
     ],
 )
@@ -104,3 +113,123 @@ def test_cut_and_export_with_pydub(tmp_path: Path):
     wav = to_wav_bytes(part)
     decoded, fmt, rate, channels = decode_bytes(wav, name="part.wav")
     assert (fmt, rate, channels) == ("wav", SAMPLE_RATE, 1) and len(decoded) == len(part)
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def encode_video(container: str, video_codec: str, audio_codec: str, seconds: float = 1.0) -> bytes:
+    """A small video file with a 440 Hz audio track (videos are accepted for their audio)."""
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format=container) as out:
+        video = out.add_stream(video_codec, rate=10)
+        video.width, video.height, video.pix_fmt = 64, 48, "yuv420p"
+        audio = out.add_stream(audio_codec, rate=48_000)
+        audio.layout = "mono"
+        for i in range(int(seconds * 10)):
+            image = np.full((48, 64, 3), i * 20 % 255, dtype=np.uint8)
+            for packet in video.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                out.mux(packet)
+        t = np.arange(int(48_000 * seconds)) / 48_000
+        tone = (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)[None, :]
+        frame = av.AudioFrame.from_ndarray(tone, format="fltp", layout="mono")
+        frame.sample_rate = 48_000
+        for packet in [*audio.encode(frame), *audio.encode(None), *video.encode(None)]:
+            out.mux(packet)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("container", "video_codec", "audio_codec", "name", "fmt"),
+    [
+        ("mp4", "mpeg4", "aac", "clip.mp4", "mp4"),
+        ("webm", "libvpx", "libopus", "clip.webm", "webm"),
+        ("matroska", "mpeg4", "libopus", "clip.mkv", "mkv"),
+    ],
+)
+def test_video_files_give_their_audio_track(
+    tmp_path, container, video_codec, audio_codec, name, fmt
+):
+    ref = AudioStore(tmp_path).add_bytes(
+        encode_video(container, video_codec, audio_codec), name=name
+    )
+    assert ref.format == fmt and abs(ref.duration_s - 1.0) < 0.1
+
+
+def test_container_is_sniffed_from_bytes_not_the_name(tmp_path):
+    for ext, kind in [("wav", "wav"), ("mp3", "mp3"), ("ogg", "ogg"), ("flac", "flac"),
+                      ("m4a", "mp4"), ("webm", "matroska")]:  # fmt: skip
+        assert sniff_container(encode_tone(ext)) == kind
+    # an mp3 named .wav is stored as what it is
+    ref = AudioStore(tmp_path).add_bytes(encode_tone("mp3"), name="really-an-mp3.wav")
+    assert ref.format == "mp3" and ref.original_path.suffix == ".mp3"
+    assert ref.name == "really-an-mp3.wav"
+
+
+REFERENCES = [
+    # an ffconcat playlist naming a file in the server's working directory (issue 7's attack)
+    (
+        b"ffconcat version 1.0\nfile 'tests/fixtures/dog_bark_esc50.wav'\n",
+        "concat playlist",
+    ),
+    (f"ffconcat version 1.0\nfile '{FIXTURES / 'dog_bark_esc50.wav'}'\n".encode(), "concat"),
+    (b"concat:tests/fixtures/dog_bark_esc50.wav|tests/fixtures/digit_1_george_1.wav", "concat:"),
+    # an SDP description: FFmpeg would listen on these loopback UDP ports for 20 s
+    (
+        b"v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=x\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+        b"m=audio 5004 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n",
+        "SDP",
+    ),
+    (
+        b"#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:5,\ntests/fixtures/dog_bark_esc50.wav\n"
+        b"#EXT-X-ENDLIST\n",
+        "HLS",
+    ),
+    (
+        b'<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011"><Period><AdaptationSet>'
+        b"<Representation><BaseURL>http://127.0.0.1:9/a.wav</BaseURL></Representation>"
+        b"</AdaptationSet></Period></MPD>",
+        "DASH",
+    ),
+    (b"<MPD><Period/></MPD>", "DASH"),
+    (b"http://127.0.0.1:9/audio.wav", "URL"),
+    (b"file:tests/fixtures/dog_bark_esc50.wav", "file address"),
+    (b"[playlist]\nFile1=tests/fixtures/dog_bark_esc50.wav\n", "playlist"),
+]
+
+
+@pytest.mark.parametrize(("data", "words"), REFERENCES)
+def test_files_naming_other_files_or_urls_are_refused(tmp_path, data, words):
+    with pytest.raises(UnsupportedFormatError, match=words) as refused:
+        AudioStore(tmp_path).add_bytes(data, name="innocent.wav")
+    assert "refused" in str(refused.value)
+    assert not list(tmp_path.rglob("*.wav"))  # nothing stored
+
+
+def test_header_duration_is_checked_before_decoding(tmp_path, monkeypatch):
+    data = encode_tone("flac", seconds=3.0)
+    decoded: list[int] = []
+    real_decode = av.container.InputContainer.decode
+
+    def counting_decode(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        decoded.append(1)
+        return real_decode(self, *args, **kwargs)
+
+    monkeypatch.setattr(av.container.InputContainer, "decode", counting_decode)
+    with pytest.raises(AudioError, match="is 3 s long, longer than the limit of 2 s"):
+        decode_bytes(data, max_seconds=2.0, name="long.flac")
+    assert decoded == []  # refused from the header, no frame decoded
+
+
+def test_nan_samples_and_one_sample_files_are_refused(tmp_path):
+    import soundfile as sf
+
+    buffer = io.BytesIO()
+    samples = np.full(16_000, np.nan, dtype=np.float32)
+    sf.write(buffer, samples, 16_000, format="WAV", subtype="FLOAT")
+    with pytest.raises(AudioError, match="NaN"):
+        decode_bytes(buffer.getvalue(), name="nan.wav")
+    buffer = io.BytesIO()
+    sf.write(buffer, np.zeros(1, dtype=np.float32), 16_000, format="WAV")
+    with pytest.raises(AudioError, match="too short"):
+        decode_bytes(buffer.getvalue(), name="one.wav")

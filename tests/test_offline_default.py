@@ -97,7 +97,7 @@ def test_command_line_reports_bad_input(tmp_path):
         [sys.executable, "-m", "agent", "ask", str(bad), "What?"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 2 and "could not be read as audio" in done.stderr
+    assert done.returncode == 2 and "not a supported audio or video file" in done.stderr
 
 
 async def test_silence_is_called_silence(registry, tmp_path):

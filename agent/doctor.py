@@ -1,0 +1,244 @@
+"""``python -m agent doctor``: does each configured remote planner and tool really work?
+
+For every catalogue entry with a key or a base URL it lists the provider's models (OpenAI's
+``GET /v1/models`` with its ``shutdown_date`` field, Gemini's model list) and makes the
+smallest real call through the app's own adapter: one short text turn for a planner, one
+second of audio for an audio tool. Each entry ends as one row: works / which error / shuts
+down on DATE / not offered to this key / cannot reach. Checks run concurrently with a short
+timeout and no retries, so with no network every entry says "cannot reach" within seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.audio import AudioRef
+from agent.planners.base import ChatMessage, PlannerError, TextDelta, TurnEnd
+from agent.registry import Registry
+from agent.remote import ModelConfig, RemoteError
+from agent.tools.base import ToolContext
+
+CHECK_TIMEOUT_S = 8.0
+PLANNER_PROMPT = "Reply with the single word OK."
+
+
+@dataclass
+class Check:
+    name: str
+    kind: str  # planner | tool
+    model: str
+    status: str  # works | error | shuts_down | not_offered | cannot_reach | skipped
+    detail: str = ""
+    shutdown_date: str | None = None
+    offered: bool | None = None  # None: the provider's list did not say
+    seconds: float = 0.0
+    cost: float = 0.0
+
+    def row(self) -> str:
+        state = {
+            "works": "works",
+            "error": "error",
+            "shuts_down": f"works, shuts down on {self.shutdown_date}",
+            "not_offered": "not offered to this key",
+            "cannot_reach": "cannot reach",
+            "skipped": "skipped",
+        }[self.status]
+        return f"{self.name:<18} {self.kind:<8} {self.model[:34]:<34} {state:<32} {self.detail}"
+
+
+def _short(settings: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
+    """The entry with a short timeout and no retries: a check, not a workload."""
+    return {**settings, "timeout_s": timeout_s, "max_retries": 0}
+
+
+async def _listed_models(config: ModelConfig) -> dict[str, str | None]:
+    """model id -> shutdown date (or None) as the provider lists them for this key."""
+    if config.provider == "gemini":
+        from agent.gemini_client import make_client as gemini_client
+
+        client = gemini_client(config)
+        found: dict[str, str | None] = {}
+        pager = await client.aio.models.list()
+        async for model in pager:
+            name = (model.name or "").removeprefix("models/")
+            found[name] = None
+        return found
+    from agent.openai_client import make_client
+
+    client = make_client(config)
+    found = {}
+    page = await client.models.list()
+    async for model in page:
+        extra = getattr(model, "model_extra", None) or {}
+        shutdown = getattr(model, "shutdown_date", None) or extra.get("shutdown_date")
+        found[model.id] = str(shutdown) if shutdown else None
+    return found
+
+
+def _one_second() -> np.ndarray:
+    t = np.arange(16_000) / 16_000
+    return (0.1 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+
+
+async def _smallest_call(
+    registry: Registry, kind: str, settings: Mapping[str, Any], config: ModelConfig
+) -> float:
+    """One short text turn (planner) or one second of audio (tool); returns its cost."""
+    if kind == "planner":
+        planner = _planner(settings, config)
+        cost, text = 0.0, []
+        async for chunk in planner.stream_turn([ChatMessage("user", PLANNER_PROMPT)], []):
+            if isinstance(chunk, TextDelta) and chunk.kind == "text":
+                text.append(chunk.text)
+            elif isinstance(chunk, TurnEnd):
+                cost = chunk.cost
+        if not "".join(text).strip():
+            raise RemoteError("the model answered with no text", "empty")
+        return cost
+    tool = registry._remote_tool_for(settings, config)  # noqa: SLF001 - same package
+    nowhere = Path("one-second.wav")  # remote tools read the samples, never the file
+    audio = AudioRef("doctor", nowhere, nowhere, 1.0, "wav", 16_000, 1, "one second")
+    ctx = ToolContext(audio=audio, samples=_one_second())
+    interface = settings.get("interface", "audio_chat")
+    arguments = {} if interface == "transcription" else {"question": "What do you hear?"}
+    result = await tool(ctx, arguments)
+    return result.cost
+
+
+def _planner(settings: Mapping[str, Any], config: ModelConfig):  # type: ignore[no-untyped-def]
+    if config.provider == "gemini":
+        from agent.planners.gemini import GeminiPlanner
+
+        return GeminiPlanner(config)
+    if settings.get("api") == "responses":
+        from agent.planners.openai_responses import OpenAIResponsesPlanner
+
+        return OpenAIResponsesPlanner(config)
+    from agent.planners.openai_compat import OpenAICompatPlanner
+
+    return OpenAICompatPlanner(config)
+
+
+def _status_of(exc: BaseException) -> tuple[str, str]:
+    kind = getattr(exc, "kind", "")
+    message = str(exc).removeprefix("The planner failed: ")
+    if kind in ("connection", "timeout"):
+        return "cannot_reach", message
+    if kind == "not_found":
+        return "not_offered", message
+    return "error", message
+
+
+async def check_entry(
+    registry: Registry, kind: str, settings: Mapping[str, Any], timeout_s: float
+) -> Check:
+    name, model = settings["name"], str(settings.get("model", ""))
+    config = ModelConfig.from_entry(_short(settings, timeout_s), registry.env)
+    check = Check(name=name, kind=kind, model=model, status="works")
+    begun = time.monotonic()
+    try:
+        listed = await asyncio.wait_for(_listed_models(config), timeout_s)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes the entry's row
+        listed = None  # some servers list no models; the call below still tells
+        status, detail = _classified(exc, config)
+        if status == "cannot_reach" or _is_auth(exc, config):
+            check.status, check.detail = status, detail
+            check.seconds = round(time.monotonic() - begun, 2)
+            return check
+    if listed is not None and listed:
+        check.offered = model in listed
+        check.shutdown_date = listed.get(model)
+    try:
+        check.cost = await asyncio.wait_for(
+            _smallest_call(registry, kind, settings, config), timeout_s * 2
+        )
+    except TimeoutError:
+        check.status, check.detail = "cannot_reach", f"no answer within {timeout_s * 2:.0f} s"
+    except Exception as exc:  # noqa: BLE001 - every failure becomes the entry's row
+        check.status, check.detail = _status_of(exc)
+    if check.status == "works" and check.offered is False:
+        check.status = "not_offered"
+        check.detail = f"the provider's model list for this key has no '{model}'"
+    if check.status == "error" and check.offered is False:
+        check.status = "not_offered"
+    if check.status == "works" and check.shutdown_date:
+        check.status = "shuts_down"
+        left = (date.fromisoformat(check.shutdown_date) - date.today()).days
+        check.detail = f"{left} days left; pick its replacement in config/models.toml"
+    check.seconds = round(time.monotonic() - begun, 2)
+    return check
+
+
+def _is_auth(exc: BaseException, config: ModelConfig) -> bool:
+    return _classify(exc, config).kind == "auth"
+
+
+def _classify(exc: BaseException, config: ModelConfig) -> RemoteError:
+    if isinstance(exc, (RemoteError, PlannerError)):
+        return RemoteError(str(exc), getattr(exc, "kind", "remote_error"))
+    if isinstance(exc, TimeoutError):
+        return RemoteError("no answer in time", "timeout")
+    if config.provider == "gemini":
+        from agent.gemini_client import classify_error
+    else:
+        from agent.openai_client import classify_error
+    return classify_error(exc, config)
+
+
+def _classified(exc: BaseException, config: ModelConfig) -> tuple[str, str]:
+    return _status_of(_classify(exc, config))
+
+
+async def run_checks(
+    registry: Registry | None = None, *, timeout_s: float = CHECK_TIMEOUT_S
+) -> list[Check]:
+    """Check every remote entry that has its key or URL; the others are listed as skipped."""
+    registry = registry or Registry()
+    jobs = []
+    skipped: list[Check] = []
+    for kind in ("planner", "tool"):
+        for entry in registry.entries(kind):  # type: ignore[arg-type]
+            if entry.local or entry.provider == "custom":
+                continue
+            if not entry.available:
+                skipped.append(
+                    Check(entry.name, kind, entry.model or "", "skipped", entry.reason or "")
+                )
+                continue
+            jobs.append(check_entry(registry, kind, entry.settings, timeout_s))
+    return list(await asyncio.gather(*jobs)) + skipped
+
+
+def table(checks: list[Check]) -> str:
+    head = f"{'entry':<18} {'kind':<8} {'model':<34} {'state':<32} detail"
+    return "\n".join([head, "-" * len(head), *(c.row() for c in checks)])
+
+
+def main(as_json: bool = False, config: Any = None, timeout_s: float = CHECK_TIMEOUT_S) -> int:
+    checks = asyncio.run(run_checks(Registry(config), timeout_s=timeout_s))
+    if as_json:
+        print(json.dumps([asdict(c) for c in checks], indent=2))
+    else:
+        print(table(checks))
+    bad = [c for c in checks if c.status not in ("works", "shuts_down", "skipped")]
+    return 1 if bad else 0
+
+
+async def checked_catalogue(registry: Registry, *, timeout_s: float = CHECK_TIMEOUT_S) -> dict:
+    """The catalogue with each remote entry's check (``GET /api/catalogue?check=1``)."""
+    checks = {(c.kind, c.name): asdict(c) for c in await run_checks(registry, timeout_s=timeout_s)}
+    catalogue = registry.catalogue()
+    for key, kind in (("planners", "planner"), ("tools", "tool")):
+        for entry in catalogue[key]:
+            entry["check"] = checks.get((kind, entry["name"]))
+    catalogue["checks"] = list(checks.values())
+    return catalogue
