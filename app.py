@@ -99,6 +99,7 @@ def identity_for(settings: Settings) -> auth.Identity:
         token_days=settings.token_days,
         session_days=settings.token_days,
         root_path=settings.root_path,
+        embedded=settings.embedded,
     )
 
 

@@ -199,6 +199,7 @@ class Identity:
     token_days: float = 30.0
     session_days: float = 30.0
     root_path: str = ""
+    embedded: bool = False  # cookies for a cross-site iframe (set_cookie_header)
     _cookies: URLSafeTimedSerializer = field(init=False, repr=False)
     _tokens: URLSafeTimedSerializer = field(init=False, repr=False)
 
@@ -317,6 +318,7 @@ class IdentityMiddleware:
             max_age=VISITOR_COOKIE_DAYS * 86400,
             secure=_is_https(scope, headers),
             path=self.identity.root_path or "/",
+            embedded=self.identity.embedded,
         )
 
         async def send_with_cookie(message: Message) -> None:
@@ -348,11 +350,19 @@ class IdentityMiddleware:
         )
 
 
-def set_cookie_header(value: str, *, max_age: int, secure: bool, path: str = "/") -> str:
+def set_cookie_header(
+    value: str, *, max_age: int, secure: bool, path: str = "/", embedded: bool = False
+) -> str:
+    """The owner cookie: HttpOnly, SameSite=Lax (Secure over https). ``embedded`` (the app
+    shown in another site's iframe, as on a Hugging Face Space): SameSite=None; Secure;
+    Partitioned, the only kind a browser sends from inside a cross-site iframe."""
     parts = [f"{OWNER_COOKIE}={value}", f"Path={path}", f"Max-Age={max_age}", "HttpOnly"]
-    parts.append("SameSite=Lax")
-    if secure:
-        parts.append("Secure")
+    if embedded:
+        parts += ["SameSite=None", "Secure", "Partitioned"]
+    else:
+        parts.append("SameSite=Lax")
+        if secure:
+            parts.append("Secure")
     return "; ".join(parts)
 
 
@@ -478,6 +488,7 @@ def install(app: Any, identity: Identity) -> None:
                 max_age=int(identity.session_days * 86400),
                 secure=request.url.scheme == "https",
                 path=identity.root_path or "/",
+                embedded=identity.embedded,
             ),
         )
         return response

@@ -46,6 +46,7 @@ class Settings:
     allowed_hosts: list[str] | None = None  # Host header check; None: see backend.hosting
     root_path: str = ""  # public path prefix behind a reverse proxy, e.g. "/audio"
     token_days: float = 30.0  # lifetime of API bearer tokens and login cookies
+    embedded: bool = False  # shown in another site's iframe (a Space): cross-site cookies
     # Delete conversations untouched for this many days (at start-up, then every
     # retention_every_s); None keeps them forever.
     retention_days: float | None = None
@@ -58,8 +59,16 @@ class Settings:
         return cls(
             data_dir=Path(env.get("AUDIO_AGENT_DATA_DIR", "data")),
             db_url=env.get("AUDIO_AGENT_DB_URL") or None,
-            host=env.get("AUDIO_AGENT_HOST", "127.0.0.1"),
-            port=int(env.get("AUDIO_AGENT_PORT", env.get("PORT", "7860"))),
+            # On a Hugging Face Space (SPACE_ID set) the app must listen on every interface.
+            host=env.get("AUDIO_AGENT_HOST")
+            or env.get("GRADIO_SERVER_NAME")
+            or ("0.0.0.0" if env.get("SPACE_ID") else "127.0.0.1"),
+            port=int(
+                env.get("AUDIO_AGENT_PORT")
+                or env.get("PORT")
+                or env.get("GRADIO_SERVER_PORT")
+                or "7860"
+            ),
             config_path=Path(env["AUDIO_AGENT_CONFIG"]) if env.get("AUDIO_AGENT_CONFIG") else None,
             max_upload_mb=float(env.get("AUDIO_AGENT_MAX_UPLOAD_MB", "200")),
             max_audio_minutes=float(env.get("AUDIO_AGENT_MAX_AUDIO_MINUTES", "30")),
@@ -76,6 +85,7 @@ class Settings:
             else None,
             root_path=env.get("AUDIO_AGENT_ROOT_PATH", "").rstrip("/"),
             token_days=float(env.get("AUDIO_AGENT_TOKEN_DAYS", "30")),
+            embedded=_env_bool("AUDIO_AGENT_EMBEDDED", bool(env.get("SPACE_ID"))),
             retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
             limits=Limits.from_env(env),
         )
