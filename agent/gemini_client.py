@@ -54,6 +54,8 @@ def make_client(config: ModelConfig) -> genai.Client:
     }
     if url := config.url():
         options["base_url"] = url
+    if headers := config.auth_headers():  # user:password from the URL
+        options["headers"] = headers
     if version := config.options.get("api_version"):
         options["api_version"] = str(version)
     # vertexai=False: GOOGLE_GENAI_USE_VERTEXAI in the environment must not switch the backend
@@ -70,7 +72,7 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
     name = config.name
     where = host_of(config.url(), f"https://{DEFAULT_HOST}")
     key_var = config.key_env or "the key variable"
-    detail = redact(_detail(exc), [config.key()])
+    detail = redact(_detail(exc), config.secrets())
     if isinstance(exc, genai_errors.APIError):
         code = int(exc.code or 0)
         if code in (401, 403) or (code == 400 and _is_bad_key(exc)):

@@ -35,6 +35,7 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
         base_url=config.url(),
         timeout=httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s)),
         max_retries=max(0, config.retry.attempts - 1),
+        default_headers=config.auth_headers() or None,  # user:password from the URL
         http_client=openai.DefaultAsyncHttpxClient(
             timeout=httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s)),
             event_hooks={"response": [_mark_final_429]},
@@ -74,7 +75,7 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
     name = config.name
     where = host_of(config.url(), "https://api.openai.com")
     key_var = config.key_env or "the key variable"
-    detail = redact(_detail(exc), [config.key()])
+    detail = redact(_detail(exc), config.secrets())
     code = error_code(exc)
     if isinstance(exc, openai.AuthenticationError):
         return RemoteError(

@@ -1,17 +1,21 @@
 """What every remote model adapter shares: its configuration, prices, keys and retries.
 
 Keys come from the environment only. They are never stored, logged, put into an event
-or an error message: ``redact`` removes them from any text that leaves an adapter.
+or an error message: ``redact`` removes them from any text that leaves an adapter. A
+``user:password@`` in a base URL is taken out of the URL before any client sees it
+(``ModelConfig.url``), sent as an ``Authorization: Basic`` header instead
+(``ModelConfig.auth_headers``), and redacted like a key (``ModelConfig.secrets``).
 """
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import quote, unquote, urlparse, urlsplit, urlunsplit
 
 from agent.events import Usage
 
@@ -212,11 +216,36 @@ class ModelConfig:
         env = os.environ if self.env is None else self.env
         return env.get(self.key_env) if self.key_env else None
 
-    def url(self) -> str | None:
+    def _raw_url(self) -> str | None:
         env = os.environ if self.env is None else self.env
         if self.base_url_env and env.get(self.base_url_env):
             return env[self.base_url_env]
         return self.base_url
+
+    def url(self) -> str | None:
+        """The base URL without any ``user:password@`` (see ``auth_headers``)."""
+        return strip_credentials(self._raw_url())
+
+    def auth_headers(self) -> dict[str, str]:
+        """``Authorization: Basic`` from a ``user:password@`` in the base URL, else nothing.
+
+        For a server behind a proxy with basic auth. It takes the place of the SDK's
+        ``Bearer`` key header (one request has one Authorization header)."""
+        user, password = url_credentials(self._raw_url())
+        if user is None and password is None:
+            return {}
+        token = base64.b64encode(f"{user or ''}:{password or ''}".encode()).decode("ascii")
+        return {"Authorization": f"Basic {token}"}
+
+    def secrets(self) -> list[str | None]:
+        """Everything ``redact`` must remove from text about this model."""
+        raw = self._raw_url()
+        userinfo = urlsplit(raw).netloc.rpartition("@")[0] if raw and "@" in raw else ""
+        _, password = url_credentials(raw)
+        basic = self.auth_headers().get("Authorization", "").removeprefix("Basic ")
+        return [self.key(), password, userinfo, unquote(userinfo), basic] + (
+            [quote(password, safe="")] if password else []
+        )
 
 
 class RemoteError(Exception):
@@ -233,6 +262,27 @@ def redact(text: str, secrets: list[str | None], limit: int = 300) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def url_credentials(url: str | None) -> tuple[str | None, str | None]:
+    """(user, password) from ``scheme://user:password@host/...`` (percent-decoded)."""
+    if not url or "@" not in url:
+        return None, None
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return None, None
+    user, colon, password = parts.netloc.rpartition("@")[0].partition(":")
+    return unquote(user), (unquote(password) if colon else None)
+
+
+def strip_credentials(url: str | None) -> str | None:
+    """``url`` without its ``user:password@`` part, if it has one."""
+    if not url or "@" not in url:
+        return url
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def host_of(url: str | None, default: str) -> str:

@@ -501,6 +501,7 @@ class RunContext:
             confidence=final.confidence if final else None,
             rationale=final.rationale if final else strip_answer(text),
             forced=forced,
+            guess=bool(final and final.guess),
         )
         return self.answer
 

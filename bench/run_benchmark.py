@@ -52,7 +52,9 @@ def audio_of(item: dict[str, Any], fmt: str, root: Path) -> Path:
     return (root / (value[0] if isinstance(value, list) else value)).resolve()
 
 
-def group_of(item: dict[str, Any]) -> str:
+def group_of(item: dict[str, Any], key: str | None = None) -> str:
+    if key:
+        return str(item.get(key) or "all")
     return str(item.get("task") or item.get("modality") or item.get("domain_guess") or "all")
 
 
@@ -72,6 +74,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     store = AudioStore(Path(tempfile.mkdtemp(prefix="bench-audio-")))
     cache = MemoryToolCache()
     scored: dict[str, list[bool]] = defaultdict(list)
+    guesses: dict[str, list[bool]] = defaultdict(list)  # answered as a guess
+    expected_guesses: dict[str, list[bool]] = defaultdict(list)  # guess where one is due
+    group_walls: dict[str, list[float]] = defaultdict(list)
     missing = failed = 0
     costs, walls = [], []
     for item in items:
@@ -95,12 +100,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             budget=args.budget,
         )
         prediction, rationale, cost, begun = "", "", 0.0, time.monotonic()
+        guess = False
         async for event in run_question(
             request, store=store, cache=cache, similarity=registry.similarity
         ):
             if event.type == "answer":
                 prediction = event.choice or event.text
                 rationale = event.rationale
+                guess = event.guess
             elif event.type == "run_finished":
                 cost = event.cost
             elif event.type == "run_failed":
@@ -112,12 +119,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             item["answer_prediction"], item["thinking_prediction"] = prediction, rationale
         else:
             item["model_output"] = prediction
+        item["guess"] = guess
         correct = token_rule_correct(prediction, item["answer"], item.get("choices", []))
-        scored[group_of(item)].append(correct)
-        scored["all"].append(correct) if group_of(item) != "all" else None
+        group = group_of(item, getattr(args, "group_by", None))
+        for key in {group, "all"}:
+            scored[key].append(correct)
+            guesses[key].append(guess)
+            group_walls[key].append(walls[-1])
+            if item.get("expect_guess"):
+                expected_guesses[key].append(guess)
         if args.verbose:
             mark = "ok " if correct else "BAD"
-            print(f"{mark} {path.name[:40]:<40} {item['answer']!r} <- {prediction!r}", flush=True)
+            if item.get("expect_guess"):
+                mark = ("GUESS " if guess else "SURE  ") + mark
+            print(
+                f"{mark} {path.name[:40]:<40} {item['answer']!r} <- {prediction!r}"
+                + (" (guess)" if guess else "")
+                + f" {walls[-1]:.2f} s",
+                flush=True,
+            )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "mmar":
@@ -135,6 +155,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "n": {k: len(v) for k, v in scored.items()},
         "mean_cost_usd": round(statistics.mean(costs), 5) if costs else 0.0,
         "mean_wall_s": round(statistics.mean(walls), 2) if walls else 0.0,
+        # the first question pays for loading the models; the rest are warm
+        "warm_mean_wall_s": round(statistics.mean(walls[1:]), 2) if len(walls) > 1 else None,
+        "warm_wall_s": {
+            k: round(statistics.mean(w[1:] if walls and w[0] is walls[0] else w), 2)
+            for k, w in group_walls.items()
+            if len(w) > 1
+        },
+        "guesses": {k: sum(v) for k, v in guesses.items() if v},
+        "guessed_where_due_pct": {
+            k: round(100 * sum(v) / len(v), 1) for k, v in expected_guesses.items() if v
+        },
     }
 
 
@@ -154,6 +185,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--config", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None, help="write predictions here")
+    parser.add_argument(
+        "--group-by", default=None, help="item key to report accuracy by (default: task)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run(args)), indent=1))

@@ -314,8 +314,16 @@ def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+def guess_line(answer: ev.Answer) -> str:
+    """How a guessed answer reads: "can't tell; best guess: X"."""
+    return f"can't tell; best guess: {(answer.choice or answer.text).strip()}"
+
+
 def footnote(
-    finished: ev.RunFinished, planner_label: str = "", confidence: float | None = None
+    finished: ev.RunFinished,
+    planner_label: str = "",
+    confidence: float | None = None,
+    guess: str = "",
 ) -> str:
     """One line: calls, time, tokens and cost of a finished run."""
     tokens = finished.input_tokens + finished.output_tokens
@@ -329,7 +337,7 @@ def footnote(
         f"${finished.cost:.4f}",
     ]
     if confidence is not None:
-        parts.append(f"confidence {confidence:.2f}")
+        parts.append(f"confidence {confidence:.2f}" + (f" ({guess})" if guess else ""))
     if planner_label:
         parts.append(planner_label)
     if finished.status == "forced":
@@ -344,7 +352,10 @@ def _answer_message(state: _RunState) -> Message | None:
     parts: list[str] = []
     if answer is not None:
         choices = state.started.choices if state.started else []
-        if answer.choice is not None:
+        if answer.guess:  # the evidence could not decide: never shown as if it knew
+            line = guess_line(answer)
+            parts.append(f"_{md_escape(line[:1].upper() + line[1:])}_")
+        elif answer.choice is not None:
             parts.append(f"**Answer: {md_escape(answer.choice)}**")
         elif choices:
             parts.append(f"**Answer:** {md_escape(answer.text.strip())}")
@@ -362,7 +373,8 @@ def _answer_message(state: _RunState) -> Message | None:
     if finished is not None:
         label = state.started.planner_label if state.started else ""
         confidence = answer.confidence if answer is not None else None
-        parts.append(f"<sub>{md_escape(footnote(finished, label, confidence))}</sub>")
+        guess = guess_line(answer) if answer is not None and answer.guess else ""
+        parts.append(f"<sub>{md_escape(footnote(finished, label, confidence, guess))}</sub>")
     if not parts:
         return None
     return {"role": "assistant", "content": "\n\n".join(parts)}

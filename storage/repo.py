@@ -244,10 +244,17 @@ class Store:
         choice_list = [str(c) for c in (choices or [])]
 
         def write(s: Session) -> MessageInfo:
-            # Row lock on PostgreSQL (no-op on SQLite, whose writers are serialised anyway):
-            # writers to one conversation take turns instead of racing for the next position.
-            conv = s.get(Conversation, conversation_id, with_for_update=True)
-            if conv is None:
+            # Write first: that takes the conversation's row lock on PostgreSQL and the write
+            # lock on SQLite before the next position is read, so writers to one conversation
+            # take turns instead of racing for it (and retrying).
+            now = utc_now()
+            touched = s.execute(
+                update(Conversation)
+                .where(Conversation.id == conversation_id)
+                .values(updated_at=now)
+            )
+            conv = s.get(Conversation, conversation_id)
+            if conv is None or not touched.rowcount:  # type: ignore[attr-defined]
                 raise LookupError(f"No conversation {conversation_id!r}")
             if audio_id is not None and s.get(Audio, audio_id) is None:
                 raise LookupError(f"No audio {audio_id!r}; call add_audio first")
@@ -257,7 +264,6 @@ class Store:
                     func.count(Message.id).filter(Message.role == "user"),
                 ).where(Message.conversation_id == conversation_id)
             ).one()
-            now = utc_now()
             row = Message(
                 id=new_id(),
                 conversation_id=conversation_id,

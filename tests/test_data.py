@@ -55,6 +55,9 @@ def test_app_serves_from_a_postgresql_url(
     monkeypatch.setenv("AUDIO_AGENT_DB_URL", pg_url)
     monkeypatch.setenv("AUDIO_AGENT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("AUDIO_AGENT_WARM_UP", "0")
+    # a deployment that allows long questions: the database must take them
+    monkeypatch.setenv("AUDIO_AGENT_MAX_QUESTION_CHARS", "1000000")
+    monkeypatch.setenv("AUDIO_AGENT_MAX_JSON_KB", "2048")
     settings = Settings.from_env()
     assert settings.database_url.startswith("postgresql+psycopg://")
     question = "What animal\x00 is this? " + "very long " * 50_000  # NUL and 500 kB

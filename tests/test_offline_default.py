@@ -110,7 +110,7 @@ async def test_silence_is_called_silence(registry, tmp_path):
     audio = store.add_file(path)
     for question, choices, words in [
         ("What does the speaker say?", [], "No speech was detected"),
-        ("Which sound is heard?", ["Dog", "Rain"], "The recording is silent"),
+        ("Which sound is heard?", ["Dog", "Rain"], "the recording is silent"),
     ]:
         request = RunRequest(
             question, [audio], registry.planner("offline"), registry.tools(), choices=choices
@@ -118,4 +118,5 @@ async def test_silence_is_called_silence(registry, tmp_path):
         events = [e async for e in run_question(request, store=store)]
         answer = next(e for e in events if e.type == "answer")
         assert words in answer.text + answer.rationale
+        assert answer.guess == bool(choices)  # a choice on silence is a guess, and says so
         assert events[-1].type == "run_finished"

@@ -174,3 +174,79 @@ def transcribe(
         segments=segments,
         model_name=name,
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _batched(model: WhisperModel):
+    from faster_whisper import BatchedInferencePipeline
+
+    return BatchedInferencePipeline(model)
+
+
+def batched_pipeline():
+    """faster-whisper's batched pipeline over the loaded model (one per process)."""
+    model, _ = get_model()  # outside the lock below: get_model takes it itself
+    with _LOCK:
+        return _batched(model)
+
+
+def transcribe_spans(
+    samples: np.ndarray,
+    spans: list[tuple[float, float]],
+    *,
+    initial_prompt: str | None = None,
+    beam_size: int = 5,
+    batch_size: int = 8,
+) -> Transcript:
+    """Transcribe only the given (speech) spans, each on its own, in batches.
+
+    Each span becomes one segment with its own text, so a sequence of short utterances
+    (digits, commands) keeps one entry per utterance with its time. Spans longer than
+    30 s are split. Non-speech stretches between spans are never decoded.
+    """
+    model, name = get_model()
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
+    duration = audio.size / SAMPLE_RATE
+    clips = []
+    for start, end in spans:
+        start, end = max(0.0, float(start)), min(duration, float(end))
+        while end - start > 0.05:
+            piece_end = min(end, start + 29.5)
+            clips.append({"start": round(start, 3), "end": round(piece_end, 3)})
+            start = piece_end
+    default_language = "" if model.model.is_multilingual else "en"
+    if not clips:
+        return Transcript("", default_language, 0.0, [], name)
+    longest = max(c["end"] - c["start"] for c in clips)
+    segments_iter, info = batched_pipeline().transcribe(
+        audio,
+        language=None if model.model.is_multilingual else "en",
+        clip_timestamps=clips,
+        batch_size=batch_size,
+        beam_size=beam_size,
+        without_timestamps=True,
+        initial_prompt=initial_prompt,
+        max_new_tokens=_max_new_tokens(longest),
+    )
+    segments = []
+    for s in segments_iter:
+        # The batched pipeline reports each clip's segment from the clip's start.
+        start = float(s.start)
+        clip = min(clips, key=lambda c: abs(c["start"] - start))
+        segments.append(
+            Segment(
+                start=float(clip["start"]),
+                end=float(clip["end"]),
+                text=s.text.strip(),
+                avg_logprob=float(s.avg_logprob),
+                no_speech_prob=float(s.no_speech_prob),
+            )
+        )
+    text = " ".join(s.text for s in segments if s.text).strip()
+    return Transcript(
+        text=text,
+        language=str(info.language or default_language),
+        language_probability=float(info.language_probability or 0.0),
+        segments=segments,
+        model_name=name,
+    )

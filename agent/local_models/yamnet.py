@@ -295,3 +295,77 @@ def events(
                 found.append(SoundEvent(names[label_idx], start, end, peak))
             i = j + 1
     return sorted(found, key=lambda e: (e.start, -e.peak_score, e.label))
+
+
+@dataclass(frozen=True)
+class TimedSound:
+    """One stretch of sound that stands out from the background, and what YAMNet hears in it."""
+
+    start: float
+    end: float
+    peak_dbfs: float
+    labels: list[tuple[str, float]]  # best first, "Silence" left out
+
+
+ENVELOPE_HOP = 160  # 10 ms
+ENVELOPE_WINDOW = 320  # 20 ms
+QUIET_DBFS = -50.0  # a clip whose loudest 20 ms stays below this is too quiet to tell sounds
+
+
+def envelope_db(samples: np.ndarray) -> np.ndarray:
+    """RMS level in dBFS of 20 ms frames every 10 ms."""
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
+    if audio.size < ENVELOPE_WINDOW:
+        audio = np.pad(audio, (0, ENVELOPE_WINDOW - audio.size))
+    frames = np.lib.stride_tricks.sliding_window_view(audio, ENVELOPE_WINDOW)[::ENVELOPE_HOP]
+    rms = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1))
+    return 20 * np.log10(np.maximum(rms, 1e-7))
+
+
+def active_spans(
+    samples: np.ndarray, *, bridge_s: float = 0.35, min_s: float = 0.06
+) -> list[tuple[float, float, float]]:
+    """(start, end, peak dBFS) of the stretches clearly above the background level.
+
+    The threshold sits 12 dB above the quietest tenth of the clip and no more than 35 dB
+    below its peak; gaps shorter than ``bridge_s`` do not split a stretch.
+    """
+    level = envelope_db(samples)
+    peak = float(level.max())
+    if peak < QUIET_DBFS:
+        return []
+    floor = float(np.percentile(level, 10))
+    threshold = max(floor + 12.0, peak - 35.0, QUIET_DBFS - 5)
+    above = level > threshold
+    spans: list[list[int]] = []
+    for i in np.flatnonzero(above):
+        if spans and (i - spans[-1][1]) * ENVELOPE_HOP / SAMPLE_RATE <= bridge_s:
+            spans[-1][1] = int(i)
+        else:
+            spans.append([int(i), int(i)])
+    duration = np.asarray(samples).size / SAMPLE_RATE
+    out = []
+    for a, b in spans:
+        start = a * ENVELOPE_HOP / SAMPLE_RATE
+        end = min(duration, (b * ENVELOPE_HOP + ENVELOPE_WINDOW) / SAMPLE_RATE)
+        if end - start >= min_s:
+            out.append((round(start, 2), round(end, 2), round(float(level[a : b + 1].max()), 1)))
+    return out
+
+
+def timeline(samples: np.ndarray, *, top_k: int = 5, max_spans: int = 40) -> list[TimedSound]:
+    """The clip's sound events in time order: each active stretch, tagged by YAMNet on its own.
+
+    A clip that is one continuous sound gives one stretch; a clip with pauses between
+    sounds gives one per sound, so they can be counted and put in order.
+    """
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
+    names = _class_names()
+    found = []
+    for start, end, peak in active_spans(audio)[:max_spans]:
+        piece = audio[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
+        scores = _scores(patches(piece)).mean(axis=0)
+        order = [i for i in np.argsort(-scores) if names[i] != "Silence"][:top_k]
+        labels = [(names[i], round(float(scores[i]), 3)) for i in order]
+        found.append(TimedSound(start, end, peak, labels))
+    return found

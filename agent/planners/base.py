@@ -79,6 +79,7 @@ class FinalAnswer:
     choice: str | None = None
     confidence: float | None = None
     rationale: str = ""
+    guess: bool = False  # the evidence could not decide between the best choices
 
 
 @dataclass

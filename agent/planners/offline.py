@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,16 @@ from agent.planners.offline_scoring import (
     collect_evidence,
     flatten_sources,
     score_choices,
+)
+from agent.planners.offline_timeline import (
+    Finding,
+    count_sounds,
+    count_speech,
+    order_sounds,
+    order_speech,
+    sound_timeline,
+    utterances,
+    vad_spans,
 )
 from agent.planners.question_types import (
     DESCRIPTION,
@@ -70,6 +81,16 @@ class Decision:
     sources: list[SourceScore]
     margin: float
     confidence: float
+    guess: bool = False  # the evidence cannot separate the best choices
+    why_guess: str = ""  # why not (silence, too short, a tie, no evidence)
+    tied: list[int] = field(default_factory=list)  # the choices it could not separate
+    finding: Finding | None = None  # a count or a position found in time-stamped evidence
+
+
+TOO_SHORT_S = 0.3  # shorter clips hold too little to tell sounds or words apart
+QUIET_DBFS = -50.0  # a clip whose peak stays below this is as good as silent
+QUIET_RMS_DBFS = -50.0  # ... or whose level stays below this (faint hiss, room tone)
+TIE = 0.03  # support gap below which two choices are tied
 
 
 class OfflinePlanner:
@@ -200,25 +221,64 @@ class OfflinePlanner:
         return None
 
     # -- scoring -------------------------------------------------------------------------------
+    def _finding(self, qtype: QuestionType, situation: Situation) -> Finding | None:
+        """A count or a position from time-stamped evidence, for those questions."""
+        focus = qtype.focus
+        if focus is None:
+            return None
+        results = [(t, d) for t, d in flatten_sources(situation.results) if not d.get("_error")]
+        choices = situation.choices
+        if focus.target == "sound":
+            timeline = sound_timeline(results)
+            if timeline is None:
+                return None
+            if focus.kind == "count":
+                return count_sounds(focus, timeline, choices, self.similarity)
+            return order_sounds(focus, timeline, choices, self.similarity)
+        if focus.target == "speech":
+            spoken, spans = utterances(results), vad_spans(results)
+            if spoken is None and spans is None:
+                return None
+            if focus.kind == "count":
+                return count_speech(focus, situation.question, spoken, spans, choices)
+            return order_speech(focus, spoken, choices)
+        return None
+
     def _score(self, qtype: QuestionType, situation: Situation, uniform: bool) -> Decision:
         evidence = collect_evidence(situation.results)
-        if not situation.choices:
-            return Decision(None, np.zeros(0), [], 0.0, 0.0)
-        total, sources = score_choices(
-            qtype.kind,
-            situation.question,
-            situation.choices,
-            evidence,
-            self.similarity,
-            uniform=uniform,
-        )
-        if not sources or not np.any(total > 0):
-            return Decision(None, total, sources, 0.0, 1.0 / len(situation.choices))
-        best = int(np.argmax(total))
-        ordered = np.sort(total)[::-1]
-        margin = float(ordered[0] - ordered[1]) if len(ordered) > 1 else float(ordered[0])
-        confidence = float(min(0.95, 1.0 / len(situation.choices) + margin / max(1e-6, ordered[0])))
-        return Decision(best, total, sources, margin, round(confidence, 2))
+        choices = situation.choices
+        finding = self._finding(qtype, situation)
+        if not choices:
+            return Decision(None, np.zeros(0), [], 0.0, 0.0, finding=finding)
+        if finding is not None:
+            total = np.asarray(finding.scores, dtype=float)
+            sources = [SourceScore("timeline", list(finding.scores), finding.reason)]
+        else:
+            total, sources = score_choices(
+                qtype.kind, situation.question, choices, evidence, self.similarity,
+                uniform=uniform,
+            )  # fmt: skip
+        # Ties are broken by the evidence, then by the choice text: never by list position.
+        ranking = sorted(range(len(choices)), key=lambda i: (-total[i], choices[i].casefold()))
+        best = ranking[0]
+        top = float(total[best])
+        second = float(total[ranking[1]]) if len(ranking) > 1 else 0.0
+        margin = top - second
+        tied = [i for i in ranking if top - float(total[i]) < TIE]
+        why = _cannot_tell(evidence, finding)
+        if not why and top <= 0:
+            why = "no tool gave evidence for any choice"
+            if _only_silence(evidence):
+                why = "the recording is silent (the sound classifier hears only silence)"
+        if why:
+            tied = ranking
+        elif len(tied) > 1:
+            why = "the evidence ties " + " and ".join(f'"{choices[i]}"' for i in tied)
+        if why:
+            confidence = round(1.0 / len(tied), 2)
+            return Decision(best, total, sources, margin, confidence, True, why, tied, finding)
+        confidence = float(min(0.95, 1.0 / len(choices) + margin / max(1e-6, top)))
+        return Decision(best, total, sources, margin, round(confidence, 2), finding=finding)
 
     def _decide(self, qtype: QuestionType, situation: Situation, uniform: bool) -> FinalAnswer:
         return self._final(qtype, situation, self._score(qtype, situation, uniform), uniform)
@@ -234,18 +294,31 @@ class OfflinePlanner:
         notes = f" ({', '.join(failed)} failed.)" if failed else ""
         choices = situation.choices
         if not choices:
-            text = describe(qtype.kind, collect_evidence(situation.results))
-            return FinalAnswer(text=text, rationale=f"{text}{notes}")
-        if decision.best is None:
             evidence = collect_evidence(situation.results)
-            why = "No tool gave evidence for any choice"
-            if _only_silence(evidence):
-                why = "The recording is silent (the sound classifier hears only silence)"
+            text, details = answer_in_words(qtype, situation.question, evidence, decision.finding)
+            return FinalAnswer(text=text, rationale=f"{text} {details}{notes}".strip())
+        if decision.guess and decision.best is not None:
+            pick = choices[decision.best]
+            others = [choices[i] for i in decision.tied if i != decision.best]
+            lines = [f"Can't tell: {decision.why_guess}."]
+            lines += [f"Evidence: {s.reason}." for s in decision.sources]
+            if len(decision.tied) == len(choices):
+                lines.append(
+                    f'Best guess: "{pick}" (no choice is better supported than another; '
+                    "picked by a fixed rule, not by its place in the list)."
+                )
+            else:
+                lines.append(
+                    f'Best guess: "{pick}", tied with '
+                    + ", ".join(f'"{o}"' for o in others)
+                    + " (picked by a fixed rule, not by its place in the list)."
+                )
             return FinalAnswer(
-                text=choices[0],
-                choice=choices[0],
+                text=pick,
+                choice=pick,
                 confidence=decision.confidence,
-                rationale=f"{why}, so this is a guess: {choices[0]}.{notes}",
+                rationale=" ".join(lines) + notes,
+                guess=True,
             )
         lines = [f"Evidence: {s.reason}." for s in decision.sources]
         table = ", ".join(f"{c} {t:.2f}" for c, t in zip(choices, decision.total, strict=True))
@@ -262,7 +335,7 @@ class OfflinePlanner:
     # -- refine steps --------------------------------------------------------------------------
     def _refine_plan(self, qtype: QuestionType, situation: Situation) -> str:
         present = {tool for tool, _ in flatten_sources(situation.results)}
-        missing_tools = [t for t in TOOLS_FOR[qtype.kind] if t not in present]
+        missing_tools = [t for t in (qtype.tools or TOOLS_FOR[qtype.kind]) if t not in present]
         decision = self._score(qtype, situation, False)
         if situation.choices:
             sufficient = decision.margin >= CONFIDENT_MARGIN or not missing_tools
@@ -331,9 +404,9 @@ class OfflinePlanner:
                 f"(margin {weighted.margin:.2f})."
             )
         else:
-            chosen = candidates[0] if candidates else ""
-            why = "Neither candidate has more support; keeping the first."
-        return json.dumps({"answer": chosen, "rationale": why})
+            chosen = min(candidates, key=str.casefold) if candidates else ""
+            why = "Neither candidate has more support; this is a guess."
+        return json.dumps({"answer": chosen, "rationale": why, "guess": weighted.guess})
 
 
 def read_situation(messages: list[ChatMessage]) -> Situation:
@@ -416,6 +489,19 @@ def describe(kind: str, evidence: Evidence) -> str:
     return " ".join(parts) or "The tools found nothing to report about this recording."
 
 
+def _cannot_tell(evidence: Evidence, finding: Finding | None) -> str:
+    """Why the recording cannot decide any choice (silent, too short), else ""."""
+    if evidence.duration_s is not None and evidence.duration_s < TOO_SHORT_S:
+        return f"the recording lasts only {evidence.duration_s:.2f} s"
+    if evidence.peak_dbfs is not None and evidence.peak_dbfs < QUIET_DBFS:
+        return f"the recording is silent (peak {evidence.peak_dbfs:.0f} dBFS)"
+    if evidence.rms_dbfs is not None and evidence.rms_dbfs < QUIET_RMS_DBFS:
+        return f"the recording is nearly silent (level {evidence.rms_dbfs:.0f} dBFS)"
+    if finding is not None and not finding.decided:
+        return finding.reason
+    return ""
+
+
 def _only_silence(evidence: Evidence) -> bool:
     labels = [label for label, score in evidence.labels if score >= 0.2]
     return bool(labels) and all(label == "Silence" for label in labels)
@@ -432,3 +518,57 @@ def _sentences(text: str) -> list[str]:
     if current.strip():
         pieces.append(current)
     return pieces
+
+
+YES_NO_SPEECH = re.compile(
+    r"^\s*(is|are|does|do|can|was|were)\b.*\b(speech|speak\w*|talk\w*|voices?|someone|anyone|"
+    r"person|people|words?)\b"
+)
+
+
+def answer_in_words(
+    qtype: QuestionType, question: str, evidence: Evidence, finding: Finding | None
+) -> tuple[str, str]:
+    """One or two sentences that answer the question, then the evidence behind them."""
+    details = describe(qtype.kind, evidence)
+    why = _cannot_tell(evidence, finding)
+    if why:
+        return f"I can't tell: {why}.", details
+    if finding is not None and finding.answer:
+        return finding.answer, f"Evidence: {finding.reason}."
+    q = question.lower()
+    if YES_NO_SPEECH.search(q) and evidence.speech_spans is not None:
+        spans = evidence.speech_spans
+        if not spans:
+            return "No: no speech was detected.", details
+        first = f"Yes: speech from {spans[0][0]:.1f} s to {spans[0][1]:.1f} s"
+        more = f" and in {len(spans) - 1} more span(s)" if len(spans) > 1 else ""
+        return f"{first}{more}.", details
+    signal = evidence.signal or {}
+    if qtype.kind == "speaker" and signal.get("f0_median_hz"):
+        f0 = float(signal["f0_median_hz"])
+        register = str(signal.get("register", ""))
+        who = (
+            "A man, probably"
+            if register.startswith("low")
+            else "A woman or a child, probably"
+            if register.startswith("high")
+            else "Hard to say whether a man or a woman"
+        )
+        return f"{who}: the voice sits at about {f0:.0f} Hz.", details
+    if qtype.kind == "speech_content" and evidence.transcript:
+        return f'It says: "{evidence.transcript}"', details
+    if qtype.kind == "signal" and evidence.duration_s and re.search(r"how long|duration", q):
+        return f"It lasts {evidence.duration_s:.1f} s.", details
+    if qtype.kind == "music" and evidence.music and evidence.music.get("tempo_bpm"):
+        m = evidence.music
+        key = f" in {m['key']}" if m.get("key") else ""
+        return f"About {m['tempo_bpm']:.0f} beats per minute{key}.", details
+    labels = [(lb, sc) for lb, sc in evidence.labels if lb != "Silence" and sc >= 0.1]
+    if labels:
+        labels.sort(key=lambda x: -x[1])
+        main = labels[0][0]
+        rest = [lb for lb, _ in labels[1:3]]
+        text = f"Mostly {main.lower()}" + (f", with {' and '.join(rest).lower()}" if rest else "")
+        return text + ".", details
+    return details, ""

@@ -50,6 +50,10 @@ class Evidence:
     signal: dict[str, Any] | None = None
     speech_seconds: float | None = None
     hinted_transcript: bool = False
+    duration_s: float | None = None
+    peak_dbfs: float | None = None
+    rms_dbfs: float | None = None
+    speech_spans: list[tuple[float, float]] | None = None
 
 
 SOURCE_TOOL = {
@@ -81,6 +85,12 @@ def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
     for tool, data in flatten_sources(tool_data):
         if data.get("_error"):
             continue
+        if isinstance(data.get("duration_s"), int | float):
+            evidence.duration_s = float(data["duration_s"])
+        if isinstance(data.get("peak_dbfs"), int | float):
+            evidence.peak_dbfs = float(data["peak_dbfs"])
+        if isinstance(data.get("rms_dbfs"), int | float):
+            evidence.rms_dbfs = float(data["rms_dbfs"])
         if tool == "transcribe" or ("text" in data and "segments" in data):
             text = str(data.get("text", "")).strip()
             bucket = hinted if data.get("prompt") else plain
@@ -99,6 +109,7 @@ def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
             evidence.signal = data
         elif tool == "speech_activity":
             evidence.speech_seconds = float(data.get("speech_seconds", 0.0))
+            evidence.speech_spans = [(x["start"], x["end"]) for x in data.get("spans", [])]
     # Short speech is easily misheard; a transcript that knew the options wins.
     evidence.transcript = " ".join(hinted or plain) or None
     evidence.hinted_transcript = bool(hinted)
@@ -119,11 +130,21 @@ def normalise_numbers(words: Sequence[str]) -> list[str]:
 def transcript_scores(
     transcript: str, choices: Sequence[str], similarity: Similarity | None
 ) -> SourceScore:
-    said = set(normalise_numbers(tokens(transcript)))
+    spoken = normalise_numbers(tokens(transcript))
+    said = set(spoken)
     lexical = []
     for choice in choices:
         words = set(normalise_numbers(tokens(choice)))
         lexical.append(len(words & said) / len(words) if words else 0.0)
+    # Several short choices all heard (whisper repeats the hint list on short clips): the
+    # one heard first, and most often, is the likelier one.
+    full = [i for i, x in enumerate(lexical) if x == 1.0]
+    if len(full) > 1 and all(len(tokens(choices[i])) == 1 for i in full):
+        first = {i: spoken.index(normalise_numbers(tokens(choices[i]))[0]) for i in full}
+        freq = {i: spoken.count(normalise_numbers(tokens(choices[i]))[0]) for i in full}
+        ranked = sorted(full, key=lambda i: (first[i], -freq[i]))
+        for rank, i in enumerate(ranked):
+            lexical[i] = 1.0 - 0.05 * rank
     semantic = _similarities(similarity, transcript, choices) if transcript else None
     if semantic is not None:
         scores = [max(lx, 0.8 * float(sm)) for lx, sm in zip(lexical, semantic, strict=True)]

@@ -9,8 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent.answer import tokens
+
+if TYPE_CHECKING:
+    from agent.planners.offline_timeline import Focus
 
 NUMBER_WORDS = {
     "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -54,6 +58,8 @@ TOOLS_FOR: dict[str, tuple[str, ...]] = {
 }
 
 DESCRIPTION = {
+    "count": "a counting question",
+    "order": "about order or timing",
     "speech_content": "about what is said",
     "speaker": "about the speaker's voice",
     "music": "about music",
@@ -68,6 +74,20 @@ class QuestionType:
     kind: str
     reason: str
     tools: tuple[str, ...]
+    focus: Focus | None = None  # what a counting or order question is about
+
+
+def _timed(focus: Focus) -> QuestionType:
+    if focus.target == "speakers":
+        tools: tuple[str, ...] = ("speech_activity", "signal_stats")
+        what = "speakers (voice activity and pitch)"
+    elif focus.target == "speech":
+        tools = ("transcribe", "speech_activity")
+        what = "spoken items (a transcript per utterance, with times)"
+    else:
+        tools = ("sound_events",)
+        what = "sound events (when each sound stands out, and what it is)"
+    return QuestionType(focus.kind, f"it asks about {what}", tools, focus)
 
 
 def number_value(text: str) -> int | None:
@@ -91,6 +111,11 @@ def _hits(text: str, words: Sequence[str]) -> list[str]:
 
 
 def classify(question: str, choices: Sequence[str]) -> QuestionType:
+    from agent.planners.offline_timeline import focus_of
+
+    focus = focus_of(question, choices)
+    if focus is not None:
+        return _timed(focus)
     text = question.lower()
     scores = {kind: _hits(text, words) for kind, words in KEYWORDS.items()}
     if (
@@ -115,6 +140,14 @@ def classify(question: str, choices: Sequence[str]) -> QuestionType:
 def tool_arguments(name: str, qtype: QuestionType, choices: Sequence[str]) -> dict[str, object]:
     """Arguments for a dispatched local tool: speech-to-text on a question about what is said
     gets the choices' words as hints (whisper is much better on short words with them)."""
+    if name == "transcribe" and qtype.focus is not None:
+        from agent.planners.offline_timeline import DIGIT_PROMPT
+
+        if qtype.kind == "order" and choices:
+            return {"per_span": True, "prompt": ", ".join(choices)}
+        if qtype.focus.numeric:
+            return {"per_span": True, "prompt": DIGIT_PROMPT}
+        return {"per_span": True}
     if name == "transcribe" and qtype.kind == "speech_content" and choices:
         return {"prompt": ", ".join(choices)}
     return {}

@@ -60,4 +60,9 @@ def final_from_json(text: str) -> FinalAnswer | None:
     except (TypeError, ValueError):
         confidence = None
     rationale = parsed.get("rationale", parsed.get("reasoning", parsed.get("reason", "")))
-    return FinalAnswer(text=str(parsed["answer"]), confidence=confidence, rationale=str(rationale))
+    return FinalAnswer(
+        text=str(parsed["answer"]),
+        confidence=confidence,
+        rationale=str(rationale),
+        guess=as_bool(parsed.get("guess", False)),
+    )

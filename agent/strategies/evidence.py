@@ -214,7 +214,7 @@ def _candidate_named(chosen: FinalAnswer, a: FinalAnswer, b: FinalAnswer) -> Fin
         return chosen
     return FinalAnswer(
         text=picked.text, choice=picked.choice, confidence=chosen.confidence,
-        rationale=chosen.rationale or picked.rationale,
+        rationale=chosen.rationale or picked.rationale, guess=chosen.guess or picked.guess,
     )  # fmt: skip
 
 

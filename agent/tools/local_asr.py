@@ -25,6 +25,11 @@ class TranscribeTool:
                 "type": "boolean",
                 "description": "Also return per-word timings (slower).",
             },
+            "per_span": {
+                "type": "boolean",
+                "description": "Transcribe each speech span (voice activity) on its own: one "
+                "line per utterance with its time; for counting or ordering spoken items.",
+            },
             "prompt": {
                 "type": "string",
                 "description": "Words the speech may contain (names, terms, answer options); "
@@ -43,14 +48,24 @@ class TranscribeTool:
         from agent.local_models import whisper_asr
 
         words = bool(arguments.get("word_timestamps", False))
+        per_span = bool(arguments.get("per_span", False))
         prompt = str(arguments.get("prompt") or "").strip() or None
-        transcript = await run_model(
-            whisper_asr.transcribe, ctx.samples, word_timestamps=words, initial_prompt=prompt
-        )
+        if per_span:
+            transcript = await run_model(_per_span, ctx.samples, prompt)
+        else:
+            transcript = await run_model(
+                whisper_asr.transcribe, ctx.samples, word_timestamps=words, initial_prompt=prompt
+            )
         segments = [
             {"start": round(s.start, 2), "end": round(s.end, 2), "text": s.text.strip()}
             for s in transcript.segments
         ]
+        if words:
+            for segment, source in zip(segments, transcript.segments, strict=True):
+                segment["words"] = [
+                    {"start": round(w.start, 2), "end": round(w.end, 2), "word": w.word}
+                    for w in source.words
+                ]
         if not transcript.text.strip():
             output = "No speech was recognised in this recording."
         else:
@@ -67,6 +82,7 @@ class TranscribeTool:
             data={
                 "text": transcript.text.strip(),
                 "prompt": prompt,  # the hints it was given, if any
+                "per_span": per_span,  # one segment per voice-activity span
                 "language": transcript.language,
                 "segments": segments,
                 "spans": [
@@ -75,3 +91,10 @@ class TranscribeTool:
                 ],
             },
         )
+
+
+def _per_span(samples, prompt: str | None):
+    from agent.local_models import vad, whisper_asr
+
+    spans = vad.speech_spans(samples, speech_pad_ms=100)
+    return whisper_asr.transcribe_spans(samples, spans, initial_prompt=prompt)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
@@ -33,6 +35,12 @@ class SoundEventsTool:
         top_k = max(1, min(20, int(arguments.get("top_k", 8) or 8)))
         tags = await run_model(yamnet.tag, ctx.samples, top_k=top_k)
         events = yamnet.events(tags, threshold=0.2)
+        timeline = await run_model(yamnet.timeline, ctx.samples)
+        duration = len(ctx.samples) / ctx.sample_rate
+        peak = float(np.max(np.abs(ctx.samples))) if len(ctx.samples) else 0.0
+        peak_dbfs = round(20 * float(np.log10(max(peak, 1e-7))), 1)
+        rms = float(np.sqrt(np.mean(np.square(ctx.samples, dtype=np.float64))))
+        rms_dbfs = round(20 * float(np.log10(max(rms, 1e-7))), 1) if len(ctx.samples) else -140.0
         labels = [{"label": label, "score": round(float(score), 3)} for label, score in tags.labels]
         lines = [
             "Top sound classes over the whole clip: "
@@ -48,9 +56,34 @@ class SoundEventsTool:
             )
         else:
             lines.append("No class reaches 0.2 in any 0.96 s window.")
+        if timeline:
+            lines.append(
+                f"Sounds that stand out from the background, in time order ({len(timeline)}): "
+                + "; ".join(
+                    f"{seconds_span(t.start, t.end)} {', '.join(lb for lb, _ in t.labels[:2])}"
+                    for t in timeline[:20]
+                )
+            )
+        else:
+            lines.append(
+                f"Nothing stands out from the background (peak {peak_dbfs:.0f} dBFS, "
+                f"{duration:.2f} s)."
+            )
         return ToolResult(
             output="\n".join(lines),
             data={
+                "duration_s": round(duration, 3),
+                "peak_dbfs": peak_dbfs,
+                "rms_dbfs": rms_dbfs,
+                "timeline": [
+                    {
+                        "start": t.start,
+                        "end": t.end,
+                        "peak_dbfs": t.peak_dbfs,
+                        "labels": [{"label": lb, "score": sc} for lb, sc in t.labels],
+                    }
+                    for t in timeline
+                ],
                 "labels": labels,
                 "events": [
                     {

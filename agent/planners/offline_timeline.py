@@ -1,0 +1,414 @@
+"""Counting and order for the offline rule planner, from time-stamped evidence.
+
+Sounds: the ``sound_events`` timeline (stretches that stand out from the background, each
+tagged by YAMNet on its own). Speech: ``transcribe`` run per voice-activity span (one text
+per utterance, with its time) and the ``speech_activity`` spans. Each function returns a
+score per choice, the finding in one sentence, and the times it rests on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agent.answer import Similarity, tokens
+from agent.planners.question_types import NUMBER_WORDS, number_value
+
+ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
+COUNT_RE = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|\bhow often\b")
+ORDER_RE = re.compile(
+    r"\b(first|second|third|fourth|fifth|last|final|before|after|follow\w*|preced\w*|"
+    r"order|sequence|begin\w*|start\w*|ends?|ending|earlier|later|next)\b"
+)
+AT_TIME_RE = re.compile(r"\bat (?:about |around )?(\d+(?:\.\d+)?) ?(?:s\b|sec|second)")
+SPEECH_RE = re.compile(
+    r"\b(numbers?|digits?|words?|said|say|says|spoken|speak\w*|utter\w*|syllables?|"
+    r"names?|letters?|mention\w*)\b"
+)
+SPEAKER_RE = re.compile(r"\b(speakers?|people|persons?|voices?|talkers?)\b")
+NUMERIC_RE = re.compile(r"\b(numbers?|digits?)\b")
+DIGIT_PROMPT = "zero, one, two, three, four, five, six, seven, eight, nine"
+FILLER = {
+    "how", "many", "times", "time", "is", "are", "the", "a", "an", "of", "in", "this", "that",
+    "sound", "sounds", "heard", "hear", "occur", "occurs", "recording", "clip", "audio", "there",
+    "count", "does", "do", "you", "can", "separate", "events", "event", "number", "total",
+    "which", "what", "comes", "come", "right", "immediately", "after", "before", "first",
+    "last", "then", "be", "it", "at", "start", "end", "ends", "begin", "next",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What a counting or order question asks about."""
+
+    kind: str  # count | order
+    target: str  # speech | sound | speakers
+    position: int | None = None  # 1-based; -1 = last
+    relation: str | None = None  # after | before | at
+    anchor: str | None = None  # the thing named after "after"/"before", or the time
+    subject: str = ""  # what to count ("dog bark"), or "" for everything
+    numeric: bool = False  # counts numbers or digits
+
+
+def focus_of(question: str, choices: Sequence[str]) -> Focus | None:
+    """A counting or order question, else None."""
+    text = question.lower()
+    numeric_choices = bool(choices) and all(_number(c) is not None for c in choices)
+    if COUNT_RE.search(text) and (numeric_choices or not choices):
+        if SPEAKER_RE.search(text) and not re.search(r"\b(words?|numbers?|digits?)\b", text):
+            return Focus("count", "speakers")
+        target = "speech" if SPEECH_RE.search(text) else "sound"
+        numeric = bool(NUMERIC_RE.search(text))
+        return Focus("count", target, subject=_subject(text), numeric=numeric)
+    at = AT_TIME_RE.search(text)
+    if at:
+        target = "speech" if SPEECH_RE.search(text) else "sound"
+        return Focus("order", target, relation="at", anchor=at.group(1))
+    found = ORDER_RE.search(text)
+    if not found:
+        return None
+    target = "speech" if SPEECH_RE.search(text) else "sound"
+    relation = re.search(r"\b(after|before|follow\w*|preced\w*|next)\b", text)
+    if relation:
+        word = relation.group(1)
+        kind = "before" if word.startswith(("before", "preced")) else "after"
+        rest = text[relation.end() :]
+        if word.startswith("follow") and re.search(r"\bis followed\b", text):
+            kind, rest = "after", text[: relation.start()]
+        return Focus("order", target, relation=kind, anchor=_subject(rest) or None)
+    for word, pos in ORDINAL.items():
+        if re.search(rf"\b{word}\b", text):
+            return Focus("order", target, position=pos)
+    if re.search(r"\b(last|final|ends?|ending|later)\b", text):
+        return Focus("order", target, position=-1)
+    if re.search(r"\b(begin\w*|start\w*|earlier)\b", text):
+        return Focus("order", target, position=1)
+    return None
+
+
+def _subject(text: str) -> str:
+    words = [w for w in tokens(text) if w not in FILLER]
+    return " ".join(words)
+
+
+def _number(text: str) -> float | None:
+    found = re.search(r"\d+(?:\.\d+)?", text)
+    if found:
+        return float(found.group())
+    value = number_value(text)
+    if value is not None:
+        return float(value)
+    words = tokens(text)
+    if words and words[0] in NUMBER_WORDS:  # "three times", "two speakers"
+        return float(NUMBER_WORDS[words[0]])
+    return None
+
+
+@dataclass
+class Finding:
+    """A count or a position found in the evidence."""
+
+    scores: list[float]
+    reason: str  # the evidence, with times
+    answer: str  # one sentence answering the question
+    decided: bool = True  # False: the evidence cannot settle it
+    times: list[tuple[float, float, str]] = field(default_factory=list)
+
+
+# -- reading the evidence ---------------------------------------------------------------------
+def sound_timeline(results: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]] | None:
+    for tool, data in results:
+        if tool == "sound_events" and isinstance(data.get("timeline"), list):
+            return data["timeline"]
+    return None
+
+
+def utterances(results: list[tuple[str, dict[str, Any]]]) -> list[tuple[float, float, str]] | None:
+    """(start, end, text) per speech span from a per-span transcript."""
+    for tool, data in results:
+        if tool == "transcribe" and data.get("per_span"):
+            return [(s["start"], s["end"], s["text"]) for s in data.get("segments", [])]
+    return None
+
+
+def vad_spans(results: list[tuple[str, dict[str, Any]]]) -> list[tuple[float, float]] | None:
+    for tool, data in results:
+        if tool == "speech_activity" and "spans" in data:
+            return [(s["start"], s["end"]) for s in data["spans"]]
+    return None
+
+
+def _labels(event: dict[str, Any]) -> list[tuple[str, float]]:
+    return [(x["label"], float(x["score"])) for x in event.get("labels", [])]
+
+
+def _top(event: dict[str, Any], n: int = 2) -> str:
+    return ", ".join(label for label, _ in _labels(event)[:n]) or "a sound"
+
+
+def _span(start: float, end: float) -> str:
+    return f"{start:.1f}–{end:.1f} s"
+
+
+# -- counting ---------------------------------------------------------------------------------
+def count_scores(count: int, choices: Sequence[str]) -> list[float]:
+    scores = []
+    for choice in choices:
+        n = _number(choice)
+        if n is None:
+            scores.append(0.0)
+        else:
+            scores.append(1.0 if n == count else 0.25 if abs(n - count) == 1 else 0.0)
+    return scores
+
+
+def count_sounds(
+    focus: Focus,
+    timeline: list[dict[str, Any]],
+    choices: Sequence[str],
+    similarity: Similarity | None,
+) -> Finding:
+    events = list(timeline)
+    what = "sound events"
+    if focus.subject and similarity is not None and len(events) > 1:
+        # Events that share a tagged class are one source; count the source that fits the
+        # subject best (a mis-tagged repetition still shares a class with its neighbours).
+        fit = []
+        for event in events:
+            labels = [label for label, _ in _labels(event)[:3]] or ["sound"]
+            fit.append(float(np.max(similarity(focus.subject, labels))))
+        groups = _sources(events)
+        if len(groups) > 1:
+            best = max(range(len(groups)), key=lambda g: max(fit[i] for i in groups[g]))
+            events = [events[i] for i in groups[best]]
+            what = f'"{focus.subject}" sounds'
+    count = len(events)
+    listed = "; ".join(f"{_span(e['start'], e['end'])} {_top(e)}" for e in events[:12])
+    reason = f"{count} {what} stand out from the background" + (f": {listed}" if listed else "")
+    answer = f"{_count_word(count).capitalize()} {'time' if count == 1 else 'times'}"
+    starts = ", ".join(f"at {e['start']:.1f} s" for e in events[:8])
+    answer += f" ({starts})." if events else "."
+    return Finding(
+        count_scores(count, choices),
+        reason,
+        answer,
+        decided=count > 0,
+        times=[(e["start"], e["end"], _top(e)) for e in events],
+    )
+
+
+def _sources(events: list[dict[str, Any]]) -> list[list[int]]:
+    """Groups of events linked by a shared class among their top three (single linkage)."""
+    parent = list(range(len(events)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    from agent.planners.offline_scoring import GENERIC_LABELS
+
+    tops = [{label for label, _ in _labels(e)[:3]} - GENERIC_LABELS for e in events]
+    for i in range(len(events)):
+        for j in range(i + 1, len(events)):
+            if tops[i] & tops[j]:
+                parent[root(j)] = root(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(events)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def count_speech(
+    focus: Focus,
+    question: str,
+    spoken: list[tuple[float, float, str]] | None,
+    spans: list[tuple[float, float]] | None,
+    choices: Sequence[str],
+) -> Finding:
+    """Numbers or words: from the per-utterance transcript; isolated short utterances count
+    one each (whisper may glue "two three" into "23")."""
+    numeric = bool(NUMERIC_RE.search(question.lower()))
+    items: list[tuple[float, float, str]] = []
+    for start, end, text in spoken or []:
+        words = [w for w in tokens(text) if w]
+        if numeric:
+            words = [w for w in words if _is_number_word(w)]
+        if end - start <= 1.2 and words:
+            items.append((start, end, words[0]))  # one short utterance, one word
+        else:
+            items += [(start, end, w) for w in words]
+    if not spoken and spans:
+        items = [(a, b, "speech") for a, b in spans if b - a <= 1.2]
+    count = len(items)
+    noun = "numbers" if numeric else "words"
+    listed = ", ".join(f"{w} ({a:.1f} s)" for a, b, w in items[:15])
+    reason = f"{count} {noun} spoken" + (f": {listed}" if listed else "")
+    answer = f"{_count_word(count).capitalize()} {noun if count != 1 else noun[:-1]}"
+    answer += f": {', '.join(w for _, _, w in items[:15])}." if items else "."
+    return Finding(count_scores(count, choices), reason, answer, decided=count > 0, times=items)
+
+
+def _is_number_word(word: str) -> bool:
+    return word.isdigit() or word in NUMBER_WORDS
+
+
+def _count_word(n: int) -> str:
+    names = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}
+    return names.get(n, str(n)) if n else "no"
+
+
+# -- order ------------------------------------------------------------------------------------
+def _target_index(focus: Focus, n: int, match_anchor) -> int | None:
+    if n == 0:
+        return None
+    if focus.position is not None:
+        index = n - 1 if focus.position == -1 else focus.position - 1
+        return index if 0 <= index < n else None
+    if focus.relation in ("after", "before") and focus.anchor:
+        anchor = match_anchor(focus.anchor)
+        if anchor is None:
+            return None
+        step = 1 if focus.relation == "after" else -1
+        index = anchor + step
+        return index if 0 <= index < n else None
+    return None
+
+
+def order_sounds(
+    focus: Focus,
+    timeline: list[dict[str, Any]],
+    choices: Sequence[str],
+    similarity: Similarity | None,
+) -> Finding:
+    """The sound at a position (first, last, after X ...), scored against the choices.
+
+    Neighbouring stretches that the tagger hears as the same source are merged first (one
+    source with pauses in it is one event for the order)."""
+    from agent.planners.offline_scoring import sound_scores
+
+    events = _merge_same_source(timeline, similarity)
+    n = len(events)
+    if not n:
+        return Finding([0.0] * len(choices), "no sound stands out from the background", "", False)
+    # match[i][j]: how well choice j fits event i
+    match = np.array([sound_scores(_labels(e), choices, similarity).scores for e in events])
+    listed = "; ".join(f"{i + 1}. {_span(e['start'], e['end'])} {_top(e)}" for i, e in
+                       enumerate(events[:12]))  # fmt: skip
+
+    def anchor_of(name: str) -> int | None:
+        if similarity is None:
+            return None
+        fit = [
+            float(np.max(similarity(name, [lb for lb, _ in _labels(e)[:3]] or ["sound"])))
+            for e in events
+        ]
+        return int(np.argmax(fit))
+
+    if focus.relation == "at" and focus.anchor:
+        t = float(focus.anchor)
+        inside = [i for i, e in enumerate(events) if e["start"] - 0.25 <= t <= e["end"] + 0.25]
+        index = inside[0] if inside else None
+    else:
+        index = _target_index(focus, n, anchor_of)
+    if index is None:
+        reason = f"the sounds in time order: {listed}"
+        return Finding([0.0] * len(choices), reason, "", False)
+    own = match[index]
+    best_elsewhere = np.max(np.delete(match, index, axis=0), axis=0) if n > 1 else 0 * own
+    # a choice that fits another event better is probably that event
+    scores = np.clip(own - 0.5 * np.maximum(0.0, best_elsewhere - own), 0, None)
+    event = events[index]
+    where = _where(focus, index, n)
+    reason = f"the sounds in time order: {listed}; the {where} is {_top(event)}"
+    answer = f"The {where} is {_top(event)} ({_span(event['start'], event['end'])})."
+    return Finding(
+        [float(s) for s in scores],
+        reason,
+        answer,
+        times=[(e["start"], e["end"], _top(e)) for e in events],
+    )
+
+
+def _where(focus: Focus, index: int, n: int) -> str:
+    if focus.relation == "at":
+        return f"sound at {focus.anchor} s"
+    if focus.relation in ("after", "before"):
+        return f"sound {focus.relation} {focus.anchor}"
+    if index == n - 1 and focus.position == -1:
+        return "last sound"
+    return f"{_ordinal(index + 1)} sound"
+
+
+def _ordinal(n: int) -> str:
+    return {v: k for k, v in ORDINAL.items()}.get(n, f"{n}th")
+
+
+def _merge_same_source(
+    timeline: list[dict[str, Any]], similarity: Similarity | None
+) -> list[dict[str, Any]]:
+    merged: list[dict[str, Any]] = []
+    for event in timeline:
+        if merged and _same_source(merged[-1], event, similarity):
+            last = merged[-1]
+            keep = last if _labels(last)[:1] >= _labels(event)[:1] else event
+            merged[-1] = {**keep, "start": last["start"], "end": event["end"]}
+        else:
+            merged.append(dict(event))
+    return merged
+
+
+def _same_source(a: dict[str, Any], b: dict[str, Any], similarity: Similarity | None) -> bool:
+    top_a = [label for label, _ in _labels(a)[:3]]
+    top_b = [label for label, _ in _labels(b)[:3]]
+    if not top_a or not top_b:
+        return False
+    return top_a[0] == top_b[0] and len(set(top_a) & set(top_b)) >= 2
+
+
+def order_speech(
+    focus: Focus,
+    spoken: list[tuple[float, float, str]] | None,
+    choices: Sequence[str],
+) -> Finding:
+    """The word at a position in the sequence of utterances (first, third, after X ...)."""
+    items: list[tuple[float, float, str]] = []
+    for start, end, text in spoken or []:
+        words = tokens(text)
+        if end - start <= 1.2 and words:
+            items.append((start, end, words[0]))
+        else:
+            items += [(start, end, w) for w in words]
+    n = len(items)
+    said = [_canonical(w) for _, _, w in items]
+
+    def anchor_of(name: str) -> int | None:
+        wanted = [_canonical(w) for w in tokens(name)]
+        hits = [i for i, w in enumerate(said) if w in wanted]
+        return hits[0] if hits else None
+
+    if focus.relation == "at" and focus.anchor:
+        t = float(focus.anchor)
+        inside = [i for i, (a, b, _) in enumerate(items) if a - 0.25 <= t <= b + 0.25]
+        index = inside[0] if inside else None
+    else:
+        index = _target_index(focus, n, anchor_of)
+    listed = ", ".join(f"{w} ({a:.1f} s)" for a, _, w in items[:15])
+    if index is None:
+        return Finding([0.0] * len(choices), f"the words in order: {listed or 'none'}", "", False)
+    word = said[index]
+    scores = [1.0 if word in {_canonical(w) for w in tokens(c)} else 0.0 for c in choices]
+    where = _where(focus, index, n).replace("sound", "word")
+    reason = f"the words in order: {listed}; the {where} is {items[index][2]}"
+    answer = f'The {where} is "{items[index][2]}" (at {items[index][0]:.1f} s).'
+    return Finding(scores, reason, answer, times=items)
+
+
+def _canonical(word: str) -> str:
+    if word.isdigit() and int(word) <= 20:
+        return {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}[int(word)]
+    return "zero" if word == "oh" else word

@@ -1,0 +1,322 @@
+"""Dev sets for the offline planner, composed from real recordings in ../shared/data.
+
+    python -m bench.devsets                       # writes data/devsets/devsets.json + audio/
+    python -m bench.devsets --out DIR --per-set 20 --seed 0
+    python -m bench.run_benchmark data/devsets/devsets.json --group-by category -v
+
+Every clip is built by composition from recordings no one here made (ESC-50 sounds, spoken
+digits from FSDD); the output is one MMAU-format file (``audio_id``, ``question``,
+``choices``, ``answer``, ``task``, ``category``, ``sub-category``) plus ``expect_guess`` on
+items whose audio cannot decide the answer. The categories:
+
+- ``which_sound``: a whole ESC-50 clip, 4 sound classes to choose from;
+- ``what_said``: a spoken digit, alone, padded with silence, or over an ESC-50 background;
+- ``count``: a sound repeated 2-5 times with gaps, or a sequence of 2-5 spoken digits;
+- ``order``: 2-3 different sounds one after another (which is first / last / after X), or
+  3-4 spoken digits (which is first / second / third / last);
+- ``guess``: digital silence, faint noise, 0.1 s clips; the right behaviour is a guess
+  (``expect_guess``), so the runner scores how many were answered as guesses.
+
+Deterministic for a seed. Question wording is drawn from several phrasings written here
+(not taken from MMAU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SR = 16_000
+_REPO = Path(__file__).resolve().parent.parent
+# ../shared/data next to the clone (a worktree under wt/ looks two levels up)
+DEFAULT_DATA = next(
+    (p for p in (_REPO.parent / "shared" / "data", _REPO.parent.parent / "shared" / "data")
+     if p.is_dir()),
+    _REPO.parent / "shared" / "data",
+)  # fmt: skip
+DEFAULT_OUT = _REPO / "data" / "devsets"
+DIGIT_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
+COUNT_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+
+WHICH_SOUND_Q = [
+    "Which sound is heard in this recording?",
+    "What is making the noise in this clip?",
+    "Identify the sound source.",
+    "What do you hear?",
+    "Which of these best describes the sound?",
+]
+WHAT_SAID_Q = [
+    "Which number is spoken?",
+    "What digit does the speaker say?",
+    "What word is said in the recording?",
+    "The person says a number. Which one?",
+]
+COUNT_SOUND_Q = [
+    "How many times is the {s} sound heard?",
+    "How many {s} sounds occur in the recording?",
+    "Count the {s} events. How many are there?",
+    "How many separate sound events are there?",
+]
+COUNT_DIGIT_Q = [
+    "How many numbers are spoken?",
+    "How many digits does the speaker say?",
+    "Count the spoken numbers. How many are there?",
+    "How many words are said in total?",
+]
+ORDER_SOUND_Q = {
+    "first": ["Which sound comes first?", "What is heard at the start of the recording?"],
+    "last": ["Which sound is heard last?", "What sound ends the recording?"],
+    "after": ["Which sound comes right after the {s}?", "What is heard immediately after the {s}?"],
+}
+ORDER_DIGIT_Q = [
+    "Which digit is spoken {o}?",
+    "What is the {o} number said?",
+    "Which number comes {o} in the sequence?",
+]
+
+
+@dataclass
+class Sources:
+    esc: list[tuple[str, np.ndarray]]  # (class name, 16 kHz samples)
+    digits: list[tuple[str, str, np.ndarray]]  # (digit word, speaker, samples)
+
+
+def load_sources(data: Path) -> Sources:
+    from agent.audio import load_samples
+
+    esc = []
+    for row in csv.DictReader((data / "esc50" / "meta.csv").open()):
+        name = row["category"].replace("_", " ")
+        esc.append((name, load_samples(data / "esc50" / "audio" / row["filename"])))
+    digits = []
+    for row in csv.DictReader((data / "fsdd" / "labels.csv").open()):
+        digits.append((row["word"], row["speaker"], load_samples(data / "fsdd" / row["file"])))
+    return Sources(esc, digits)
+
+
+def loudest(samples: np.ndarray, seconds: float) -> np.ndarray:
+    """The window of this length with the most energy."""
+    n = int(seconds * SR)
+    if samples.size <= n:
+        return samples.copy()
+    energy = np.convolve(samples.astype(np.float64) ** 2, np.ones(n), mode="valid")
+    start = int(np.argmax(energy[:: SR // 100])) * (SR // 100)
+    return samples[start : start + n].copy()
+
+
+def normalise(samples: np.ndarray, peak: float = 0.7) -> np.ndarray:
+    top = float(np.max(np.abs(samples))) if samples.size else 0.0
+    return samples * (peak / top) if top > 0 else samples
+
+
+def silence(seconds: float) -> np.ndarray:
+    return np.zeros(int(seconds * SR), np.float32)
+
+
+def faint_noise(seconds: float, rng: random.Random, level: float = 0.002) -> np.ndarray:
+    gen = np.random.default_rng(rng.randrange(1 << 30))
+    return (level * gen.standard_normal(int(seconds * SR))).astype(np.float32)
+
+
+def concat_with_gaps(parts: list[np.ndarray], rng: random.Random, gap=(0.5, 1.0)) -> np.ndarray:
+    pieces = [silence(rng.uniform(0.2, 0.6))]
+    for i, part in enumerate(parts):
+        pieces.append(part)
+        pieces.append(silence(rng.uniform(*gap) if i < len(parts) - 1 else rng.uniform(0.2, 0.6)))
+    return np.concatenate(pieces).astype(np.float32)
+
+
+def choices_with(answer: str, pool: list[str], rng: random.Random, n: int = 4) -> list[str]:
+    others = rng.sample(sorted({p for p in pool if p != answer}), n - 1)
+    choices = [answer, *others]
+    rng.shuffle(choices)
+    return choices
+
+
+def number_choices(answer: int, rng: random.Random, words: bool) -> list[str]:
+    low = max(1, answer - rng.randint(1, 3))
+    options = sorted({answer, *range(low, low + 6)} - {0})
+    picked = [answer, *rng.sample([o for o in options if o != answer], 3)]
+    rng.shuffle(picked)
+    return [COUNT_WORDS.get(p, str(p)) if words else str(p) for p in picked]
+
+
+class Builder:
+    def __init__(self, sources: Sources, out: Path, seed: int) -> None:
+        self.src = sources
+        self.out = out
+        self.rng = random.Random(seed)
+        self.items: list[dict] = []
+        (out / "audio").mkdir(parents=True, exist_ok=True)
+
+    def add(self, category: str, sub: str, audio: np.ndarray, question: str, choices, answer,
+            task: str, expect_guess: bool = False, **extra) -> None:  # fmt: skip
+        import soundfile as sf
+
+        name = f"{category}_{sub}_{len(self.items):03d}.wav"
+        sf.write(self.out / "audio" / name, np.clip(audio, -1, 1), SR, subtype="PCM_16")
+        item = {
+            "id": f"dev-{len(self.items):03d}",
+            "audio_id": f"./audio/{name}",
+            "question": question,
+            "choices": list(choices),
+            "answer": answer,
+            "task": task,
+            "category": category,
+            "sub-category": sub,
+            "expect_guess": expect_guess,
+        }
+        item.update(extra)
+        self.items.append(item)
+
+    def esc_pool(self) -> list[str]:
+        return [name for name, _ in self.src.esc]
+
+    def which_sound(self, n: int) -> None:
+        for name, samples in self.rng.sample(self.src.esc, n):
+            q = self.rng.choice(WHICH_SOUND_Q)
+            self.add("which_sound", "esc50", samples, q, choices_with(name, self.esc_pool(),
+                     self.rng), name, "sound")  # fmt: skip
+
+    def what_said(self, n: int) -> None:
+        kinds = ["plain", "padded", "over_sound"]
+        for i in range(n):
+            word, _, samples = self.rng.choice(self.src.digits)
+            kind = kinds[i % 3]
+            audio = normalise(samples)
+            if kind == "padded":
+                audio = np.concatenate([silence(self.rng.uniform(0.5, 2)), audio,
+                                        silence(self.rng.uniform(0.5, 2))])  # fmt: skip
+            elif kind == "over_sound":
+                _, background = self.rng.choice(self.src.esc)
+                bed = normalise(loudest(background, audio.size / SR + 1.0), 0.12)
+                start = int(0.5 * SR)
+                bed[start : start + audio.size] += audio
+                audio = bed
+            q = self.rng.choice(WHAT_SAID_Q)
+            self.add("what_said", kind, audio, q, choices_with(word, DIGIT_WORDS, self.rng),
+                     word, "speech")  # fmt: skip
+
+    def count(self, n: int) -> None:
+        for i in range(n):
+            k = self.rng.randint(2, 5)
+            words = self.rng.random() < 0.5
+            if i % 2 == 0:
+                name, samples = self.rng.choice(self.src.esc)
+                burst = normalise(loudest(samples, self.rng.uniform(0.4, 0.8)))
+                burst *= np.hanning(burst.size).astype(np.float32) ** 0.25
+                audio = concat_with_gaps([burst] * k, self.rng, gap=(0.6, 1.2))
+                q = self.rng.choice(COUNT_SOUND_Q).format(s=name)
+                sub = "sound_repeats"
+            else:
+                parts = [normalise(self.rng.choice(self.src.digits)[2]) for _ in range(k)]
+                audio = concat_with_gaps(parts, self.rng, gap=(0.4, 0.9))
+                q = self.rng.choice(COUNT_DIGIT_Q)
+                sub = "digit_sequence"
+            choices = number_choices(k, self.rng, words)
+            answer = COUNT_WORDS.get(k, str(k)) if words else str(k)
+            self.add("count", sub, audio, q, choices, answer, "sound" if i % 2 == 0 else "speech")
+
+    def order(self, n: int) -> None:
+        for i in range(n):
+            if i % 2 == 0:
+                k = self.rng.randint(2, 3)
+                picked = self.rng.sample(self.src.esc, k)
+                parts = [normalise(loudest(s, self.rng.uniform(1.2, 2.0))) for _, s in picked]
+                audio = concat_with_gaps(parts, self.rng, gap=(0.5, 1.0))
+                names = [name for name, _ in picked]
+                which = self.rng.choice(["first", "last", "after"])
+                if which == "first":
+                    answer, q = names[0], self.rng.choice(ORDER_SOUND_Q["first"])
+                elif which == "last":
+                    answer, q = names[-1], self.rng.choice(ORDER_SOUND_Q["last"])
+                else:
+                    j = self.rng.randrange(k - 1)
+                    answer = names[j + 1]
+                    q = self.rng.choice(ORDER_SOUND_Q["after"]).format(s=names[j])
+                # the distractors include the other sounds that are present
+                pool = [x for x in names if x != answer]
+                extra = [x for x in self.esc_pool() if x not in names]
+                choices = [answer, *pool, *self.rng.sample(extra, 4 - len(pool) - 1)][:4]
+                self.rng.shuffle(choices)
+                self.add("order", f"sound_{which}", audio, q, choices, answer, "sound",
+                         sequence=names)  # fmt: skip
+            else:
+                k = self.rng.randint(3, 4)
+                words = self.rng.sample(DIGIT_WORDS, k)
+                parts = []
+                for word in words:
+                    options = [d for d in self.src.digits if d[0] == word]
+                    parts.append(normalise(self.rng.choice(options)[2]))
+                audio = concat_with_gaps(parts, self.rng, gap=(0.4, 0.9))
+                pos = self.rng.choice([1, 2, 3, k])
+                ordinal = "last" if pos == k and self.rng.random() < 0.5 else ORDINALS[pos]
+                q = self.rng.choice(ORDER_DIGIT_Q).format(o=ordinal)
+                answer = words[pos - 1]
+                pool = [w for w in words if w != answer]
+                choices = [answer, *self.rng.sample(pool, min(3, len(pool)))][:4]
+                self.rng.shuffle(choices)
+                self.add("order", "digit_position", audio, q, choices, answer, "speech",
+                         sequence=words)  # fmt: skip
+
+    def guesses(self, n: int) -> None:
+        makers: list[tuple[str, Callable[[], np.ndarray]]] = [
+            ("silence", lambda: silence(self.rng.uniform(1, 5))),
+            ("faint_noise", lambda: faint_noise(self.rng.uniform(1, 4), self.rng)),
+            ("short_sound", lambda: normalise(loudest(self.rng.choice(self.src.esc)[1], 0.1))),
+            ("short_digit", lambda: normalise(self.rng.choice(self.src.digits)[2][:1600])),
+            ("empty_speech", lambda: silence(self.rng.uniform(1, 3))),
+        ]
+        for i in range(n):
+            sub, make = makers[i % len(makers)]
+            audio = make()
+            if sub in ("short_digit", "empty_speech"):
+                q = self.rng.choice(WHAT_SAID_Q)
+                choices = self.rng.sample(DIGIT_WORDS, 4)
+            else:
+                q = self.rng.choice(WHICH_SOUND_Q)
+                choices = self.rng.sample(self.esc_pool(), 4)
+            # No choice is right; the answer key is the one the guess should not default to.
+            self.add("guess", sub, audio, q, choices, choices[0], "sound", expect_guess=True)
+
+
+def build(data: Path, out: Path, per_set: int, seed: int) -> Path:
+    builder = Builder(load_sources(data), out, seed)
+    builder.which_sound(per_set)
+    builder.what_said(per_set)
+    builder.count(per_set)
+    builder.order(per_set)
+    builder.guesses(max(5, per_set // 2))
+    path = out / "devsets.json"
+    path.write_text(json.dumps(builder.items, indent=1))
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--per-set", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    path = build(args.data, args.out, args.per_set, args.seed)
+    items = json.loads(path.read_text())
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item["category"]] = counts.get(item["category"], 0) + 1
+    listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+    print(f"wrote {len(items)} items to {path}: {listed}")
+
+
+if __name__ == "__main__":
+    main()
