@@ -47,11 +47,7 @@ def create_app(
     """The FastAPI app (REST + SSE under /api) with the Gradio UI mounted at /."""
     settings = settings or Settings.from_env()
     service = create_service(settings, registry)
-    app = FastAPI(
-        title="Audio question answering agent",
-        version=api.API_VERSION,
-        root_path=settings.root_path,
-    )
+    app = FastAPI(title="Audio question answering agent", version=api.API_VERSION)
     api.install(app, service)
     app.state.service = service
     app.add_middleware(  # request bodies over their limit: 413 while they stream

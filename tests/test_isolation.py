@@ -259,8 +259,13 @@ def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav):
     with serve(app) as base, httpx.Client(base_url=base, timeout=30) as a:
         ids = visitor_a(a, tone_wav)
         owner_a = app.state.identity.owner_from_cookie(a.cookies[OWNER_COOKIE])
-    blocks = next(r.app.blocks for r in app.routes if hasattr(getattr(r, "app", None), "blocks"))
-    ui = next(f.fn.__self__ for f in blocks.fns.values() if f.name == "open_conversation")
+    ui = next(
+        f.fn.__self__
+        for r in app.routes
+        if hasattr(getattr(r, "app", None), "blocks")
+        for f in r.app.blocks.fns.values()
+        if f.name == "open_conversation"
+    )
     as_a, as_b = gr.Request(username=owner_a), gr.Request(username="visitor:" + "b" * 32)
     c = ui.components
     mine = ui.open_conversation(ids["conversation"], as_a)

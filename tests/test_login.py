@@ -228,3 +228,39 @@ def test_identity_secret_file_is_made_once(tmp_path, monkeypatch):
     monkeypatch.delenv("AUDIO_AGENT_SECRET", raising=False)
     first = auth.load_secret(tmp_path)
     assert auth.load_secret(tmp_path) == first and len(first) >= 48
+
+
+def test_space_defaults_and_cross_site_cookie(tmp_path, monkeypatch):
+    for name in ("AUDIO_AGENT_HOST", "AUDIO_AGENT_PORT", "GRADIO_SERVER_NAME", "PORT"):
+        monkeypatch.delenv(name, raising=False)
+    assert Settings.from_env().host == "127.0.0.1" and not Settings.from_env().embedded
+    monkeypatch.setenv("SPACE_ID", "someone/ask-about-audio")
+    monkeypatch.setenv("PORT", "7861")
+    on_space = Settings.from_env()
+    assert (on_space.host, on_space.port, on_space.embedded) == ("0.0.0.0", 7861, True)
+    monkeypatch.setenv("AUDIO_AGENT_EMBEDDED", "0")
+    assert not Settings.from_env().embedded
+
+    reg, _ = registry()
+    settings = Settings(data_dir=tmp_path, warm_up=False, embedded=True)
+    with serve(create_app(settings, registry=reg, ui=False)) as base:
+        cookie = httpx.get(f"{base}/api/health").headers["set-cookie"]
+    assert "SameSite=None" in cookie and "Secure" in cookie and "Partitioned" in cookie
+    assert "HttpOnly" in cookie and "SameSite=Lax" not in cookie
+
+
+def test_root_path_behind_a_proxy(tmp_path):
+    """Served under /audio by a proxy that strips the prefix: links, redirects, cookies."""
+    reg, _ = registry()
+    users = users_file(tmp_path)
+    settings = Settings(data_dir=tmp_path, warm_up=False, users=str(users), root_path="/audio")
+    with serve(create_app(settings, registry=reg)) as base:
+        page = httpx.get(f"{base}/", headers=HTML)
+        assert page.status_code == 303 and page.headers["location"] == "/audio/login?next=%2F"
+        form = httpx.get(f"{base}/login").text
+        assert 'action="/audio/login"' in form
+        done = httpx.post(
+            f"{base}/login", data={"username": "alice", "password": "alice-plain-password"}
+        )
+        assert done.status_code == 303 and done.headers["location"] == "/audio/"
+        assert "Path=/audio" in done.headers["set-cookie"]
