@@ -17,12 +17,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
-from fastapi import FastAPI  # noqa: E402
+from fastapi import FastAPI, Request  # noqa: E402
 from fastapi.responses import RedirectResponse  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
 from backend import api, auth, hosting  # noqa: E402
-from backend.limits import BodyLimitMiddleware  # noqa: E402
+from backend.auth import owner_from_request  # noqa: E402
+from backend.limits import BodyLimitMiddleware, quota_gate  # noqa: E402
 from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
@@ -54,6 +55,9 @@ def create_app(
         BodyLimitMiddleware,
         upload_bytes=service.audio.max_bytes,
         json_bytes=int(settings.limits.json_kb * 1024),
+        upload_gate=quota_gate(
+            service.upload_quota, lambda scope: owner_from_request(Request(scope))
+        ),
     )
     auth.install(app, identity_for(settings))
     hosting.install_host_check(app, settings)

@@ -283,8 +283,33 @@ class UploadQuota:
         with self._lock:
             self._recent(owner).append(self.clock())
 
+    def admit(self, owner: str, size: int, *, already_stored: bool) -> None:
+        """Count an upload that is about to be decoded and stored, or raise ServiceError
+        (429 with ``retry_after``, or 413). The same bytes again cost nothing and pass."""
+        from backend.service import ServiceError
+
+        if already_stored:
+            return
+        refusal = self.refusal(owner, size)
+        if refusal is not None:
+            raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
+        self.record(owner)
+
 
 def _wait_text(seconds: int) -> str:
     if seconds < 120:
         return f"{seconds} s"
     return f"{(seconds + 59) // 60} minutes"
+
+
+def quota_gate(quota: UploadQuota, owner_of: Callable[[Scope], str]) -> UploadGate:
+    """The middleware's check before an upload body is read: the owner's quota, with the
+    declared size (``Content-Length``) counted against their storage."""
+
+    async def gate(scope: Scope) -> Refusal | None:
+        import asyncio
+
+        owner = owner_of(scope)
+        return await asyncio.to_thread(quota.refusal, owner, _content_length(scope) or 0)
+
+    return gate

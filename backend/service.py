@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from agent.audio import AudioError, AudioStore, UnsupportedFormatError
+from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, run_question
-from backend.limits import check_question
+from backend.limits import UploadQuota, check_question
 from backend.settings import Settings
 from storage import SqlToolCache, Store
 from storage.cleanup import Purged, purge_conversation, stale_conversations
@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 class ServiceError(ValueError):
     """A request that cannot be served, with a message for the person who made it."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(self, message: str, status: int = 400, *, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after  # seconds, sent as Retry-After (429)
 
 
 @dataclass
@@ -133,6 +134,9 @@ class AgentService:
             max_seconds=settings.max_audio_minutes * 60,
         )
         self.cache = SqlToolCache(store)
+        self.upload_quota = UploadQuota(  # uploads per owner per hour (AUDIO_AGENT_MAX_...)
+            per_hour=settings.limits.uploads_per_hour, stored_bytes=0, stored_bytes_of=lambda _: 0
+        )
         # Called with what a deletion removed, before the recordings' files go (the UI adds
         # the removal of its temporary copies and exports: frontend/files.py).
         self.deletion_hooks: list[Callable[[Purged], object]] = []
@@ -141,6 +145,10 @@ class AgentService:
     def upload(self, data: bytes, name: str = "", *, owner: str) -> AudioInfo:
         """Store a recording (bytes shared by identical uploads) and give ``owner`` a
         reference to it under ``name``."""
+        # The same bytes again cost nothing, if this owner has them already (another
+        # owner's copy must not show: no existence oracle through the quota).
+        known = self.store.get_audio(sha256_bytes(data), owner) is not None
+        self.upload_quota.admit(owner, len(data), already_stored=known)
         try:
             ref = self.audio.add_bytes(data, name=name)
         except UnsupportedFormatError as exc:

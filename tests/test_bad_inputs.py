@@ -365,10 +365,10 @@ def test_long_decode_does_not_block_other_requests(tmp_path):
     decoding = threading.Event()
     real_upload = service.upload
 
-    def observed_upload(data: bytes, name: str = "", **kwargs):  # type: ignore[no-untyped-def]
+    def observed_upload(*args, **kwargs):  # type: ignore[no-untyped-def]
         decoding.set()
         try:
-            return real_upload(data, name, **kwargs)
+            return real_upload(*args, **kwargs)
         finally:
             decoding.clear()
 

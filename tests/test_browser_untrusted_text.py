@@ -109,3 +109,15 @@ def test_refusals_are_shown_and_the_question_is_kept(app_server, page) -> None: 
     page.get_by_text("the limit is 4,000").first.wait_for()
     assert page.locator("#question textarea").input_value() == long_question
     assert page.locator("#choices textarea").input_value() == "Dog\nCat"
+
+
+def test_a_huge_question_is_refused_fast_and_kept(app_server, page) -> None:  # type: ignore[no-untyped-def]
+    url = app_server()
+    open_app(page, url)
+    huge = "x" * (5 * 1024 * 1024)  # over the page's 4 MB request limit
+    page.locator("#question textarea").evaluate(
+        "(el, text) => { el.value = text; el.dispatchEvent(new Event('input')); }", huge
+    )
+    page.locator("#ask").click()
+    page.get_by_text("larger than the limit").first.wait_for()
+    assert len(page.locator("#question textarea").input_value()) == len(huge)
