@@ -3,21 +3,29 @@
 Loaded as a pytest plugin for every test run (``-p tests.db_kit`` in pyproject.toml).
 
 PostgreSQL comes from ``AUDIO_AGENT_TEST_PG_URL`` (``.ci/run`` starts a throwaway server with
-``.ci/postgres.sh`` and sets it). Each test gets its own freshly created schema in that
-database (selected through the URL's ``options=-csearch_path=...``), dropped afterwards, so
-tests never see each other's rows and the migrations run from scratch every time.
+``.ci/postgres.sh`` and sets it). Without it, when the PostgreSQL server binaries are installed
+(Debian's ``postgresql`` package), the first test that needs PostgreSQL starts a throwaway
+server the same way for the rest of the session (``AUDIO_AGENT_TEST_PG_AUTOSTART=0`` turns
+that off), so a developer's full test run covers PostgreSQL too. Each test gets its own freshly
+created schema in that database (selected through the URL's ``options=-csearch_path=...``),
+dropped afterwards, so tests never see each other's rows and the migrations run from scratch.
 
-Without the variable the PostgreSQL half of each test is skipped, with the reason, on a
+With no server at all the PostgreSQL half of each test is skipped, with the reason, on a
 developer's machine; in CI (``CI`` set to true) it fails instead, so the PostgreSQL tests can
 never be silently skipped there.
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import subprocess
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -31,23 +39,57 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
-def _base_pg_url() -> str:
-    url = os.environ.get(PG_URL_ENV, "").strip()
-    if url:
-        return url
+SCRIPT = Path(__file__).resolve().parent.parent / ".ci" / "postgres.sh"
+
+
+def _no_server(why: str) -> NoReturn:
     reason = (
         f'PostgreSQL tests need {PG_URL_ENV} (e.g. `eval "$(.ci/postgres.sh start '
-        f"/tmp/audio-agent-pg)\"`, see README 'Tests')"
+        f"/tmp/audio-agent-pg)\"`, see README 'Test it'); {why}"
     )
     if in_ci():
         pytest.fail(f"{reason}; CI must run them", pytrace=False)
     pytest.skip(reason)
 
 
+def _autostart() -> tuple[str, Callable[[], None]]:
+    """Start a throwaway server with .ci/postgres.sh; (its URL, how to stop it)."""
+    if os.environ.get("AUDIO_AGENT_TEST_PG_AUTOSTART", "1").strip() in ("0", "false", "no"):
+        _no_server("starting one is switched off (AUDIO_AGENT_TEST_PG_AUTOSTART=0)")
+    if not glob.glob("/usr/lib/postgresql/*/bin/pg_ctl") and not shutil.which("pg_ctl"):
+        _no_server("no PostgreSQL server binaries to start one (apt-get install postgresql)")
+    folder = Path(tempfile.mkdtemp(prefix="audio-agent-pg-test."))
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "start", str(folder)], capture_output=True, text=True, timeout=120
+    )
+
+    def stop() -> None:
+        subprocess.run(["bash", str(SCRIPT), "stop", str(folder)], capture_output=True, timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    prefix = f"export {PG_URL_ENV}="
+    url = next((ln[len(prefix) :] for ln in done.stdout.splitlines() if ln.startswith(prefix)), "")
+    if done.returncode != 0 or not url:
+        stop()
+        _no_server(f"starting one failed: {(done.stderr or done.stdout).strip()[-500:]}")
+    return url, stop
+
+
 @pytest.fixture(scope="session")
-def pg_server_url() -> str:
-    """The configured PostgreSQL URL, checked once; skip (or fail in CI) without one."""
-    url = _base_pg_url()
+def pg_server_url() -> Iterator[str]:
+    """The configured (or a started) PostgreSQL URL, checked once."""
+    url = os.environ.get(PG_URL_ENV, "").strip()
+    stop: Callable[[], None] | None = None
+    if not url:
+        url, stop = _autostart()
+    try:
+        yield _checked(url)
+    finally:
+        if stop is not None:
+            stop()
+
+
+def _checked(url: str) -> str:
     engine = create_engine(url)
     try:
         with engine.connect() as conn:

@@ -615,3 +615,28 @@ def test_very_long_strings_round_trip(store: Store, tmp_path: Path) -> None:
     store.append_event(Answer(run_id=rid, seq=2, text=long_text, choice=None))
     assert store.run_events(rid)[0] == event
     assert store.get_run(rid).answer_text == long_text
+
+
+def test_postgresql_session_time_zone_does_not_change_times(pg_url: str, tmp_path: Path) -> None:
+    # A server (or role) whose time zone is not UTC: times still come back in UTC, equal to
+    # what was stored, and the newest-first order still holds.
+    url = pg_url.replace("options=-csearch_path", "options=-ctimezone%3DAsia/Kolkata+-csearch_path")
+    store = Store.open(url)
+    try:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("show timezone").scalar() == "Asia/Kolkata"
+        first = store.create_conversation("first")
+        second = store.create_conversation("second")
+        again = store.get_conversation(first.id)
+        assert again.created_at == first.created_at and again.created_at.utcoffset().seconds == 0
+        assert [c.id for c in store.list_conversations()] == [second.id, first.id]
+        _, msg = new_question(store, tmp_path)
+        rid = run_id()
+        store.create_run(rid, msg.id, "offline", "react", [])
+        events = sample_events(rid)
+        for event in events:
+            store.append_event(event)
+        assert store.run_events(rid) == events
+        assert store.get_run(rid).finished_at == events[-1].at
+    finally:
+        store.close()
