@@ -7,7 +7,8 @@ it with: no question box, no rename, no delete. The same helpers as the main pag
 (``frontend.ui._Ui``, scoped to the conversation's owner), so both look alike.
 
 ``share_controls(ui, conv_state)`` adds the main page's Share button: it makes a link (a new
-one each time; the old one stops working), shows it and copies it to the clipboard.
+one each time; the old one stops working), shows it and copies it to the clipboard; and Stop
+sharing, which ends the link.
 """
 
 from __future__ import annotations
@@ -154,8 +155,19 @@ def share_controls(ui: Any, conv_state: Any) -> None:
         gr.Info("Share link copied: anyone with it can read this conversation.")
         return gr.update(value=link, visible=True)
 
+    def stop_sharing(conversation_id: str | None, request: gr.Request | None = None) -> Any:
+        scoped = ui.scoped(request)
+        if not conversation_id or scoped.store.get_conversation(conversation_id) is None:
+            return gr.update(value="", visible=False)
+        if scoped.service.unshare(conversation_id):
+            gr.Info("Sharing stopped: the link no longer opens this conversation.")
+        else:
+            gr.Info("This conversation has no share link.")
+        return gr.update(value="", visible=False)
+
     with gr.Row():
-        share_btn = gr.Button("Share", size="sm", elem_id="share-btn")
+        share_btn = gr.Button("Share", size="sm", min_width=60, elem_id="share-btn")
+        unshare_btn = gr.Button("Stop sharing", size="sm", min_width=60, elem_id="unshare-btn")
     link_box = gr.Textbox(
         label="Read-only link (copied; Share again makes a new one and ends this one)",
         interactive=False,
@@ -166,3 +178,4 @@ def share_controls(ui: Any, conv_state: Any) -> None:
     share_btn.click(make_link, inputs=conv_state, outputs=link_box).then(
         None, inputs=link_box, js=COPY_JS
     )
+    unshare_btn.click(stop_sharing, inputs=conv_state, outputs=link_box)

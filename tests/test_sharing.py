@@ -108,3 +108,30 @@ def test_shared_view_handlers_show_the_conversation_read_only(app_and_base, tone
     assert state["conversation"] == ids["conversation"]
     missing = load(gr.Request(request=_Query("nope")))
     assert "No such share link" in missing[0] and missing[1] == []
+
+
+def test_share_and_stop_sharing_buttons(app_and_base, tone_wav):
+    import gradio as gr
+
+    app, base = app_and_base
+    with httpx.Client(base_url=base, timeout=30) as a:
+        ids = visitor_a(a, tone_wav)
+        owner = app.state.identity.owner_from_cookie(a.cookies["audio_agent_owner"])
+    handlers = {
+        f.name: f.fn
+        for r in app.routes
+        if hasattr(getattr(r, "app", None), "blocks")
+        for f in r.app.blocks.fns.values()
+        if f.name in ("make_link", "stop_sharing")
+    }
+    as_a, as_b = gr.Request(username=owner), gr.Request(username="visitor:" + "b" * 32)
+    assert handlers["make_link"](ids["conversation"], as_b)["visible"] is False  # not B's
+    link = handlers["make_link"](ids["conversation"], as_a)["value"]
+    token = link.rsplit("/", 1)[1]
+    service = app.state.service
+    assert service.shared_conversation(token).id == ids["conversation"]
+    handlers["stop_sharing"](ids["conversation"], as_b)  # B cannot end A's link
+    assert service.shared_conversation(token).id == ids["conversation"]
+    handlers["stop_sharing"](ids["conversation"], as_a)
+    with pytest.raises(Exception, match="No such share link"):
+        service.shared_conversation(token)
