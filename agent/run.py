@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,19 @@ class RunRequest:
     budget: int | None = None  # None: the strategy's own default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    first_seq: int = 1  # > 1 when the run manager stored events (queued) before it started
+    # Before each paid planner turn or tool call: a reason to refuse it (the owner's daily
+    # spend is used up), or None. Set by the run manager when a daily limit is configured.
+    spend_check: Callable[[], Awaitable[str | None]] | None = None
+
+
+def is_paid(model: Any) -> bool:
+    """A remote planner or tool with a price in the catalogue (local ones cost nothing)."""
+    prices = getattr(getattr(model, "config", None), "prices", None)
+    if not dataclasses.is_dataclass(prices):
+        return False
+    values = (getattr(prices, f.name, 0.0) for f in dataclasses.fields(prices))
+    return any(isinstance(v, int | float) and v > 0 for v in values)
 
 
 @dataclass
@@ -158,7 +171,8 @@ class RunContext:
         self.turns = 0
         self.started = time.monotonic()
         self.answer: ev.Answer | None = None
-        self._seq = 0
+        self.failed_tools: list[str] = []  # tools that raised or timed out (status degraded)
+        self._seq = req.first_seq - 1
         self._ids = 0
         self._prefetched: dict[str, asyncio.Future[tuple[ToolResult, bool]]] = {}
         self._background: list[asyncio.Future[Any]] = []
@@ -222,6 +236,9 @@ class RunContext:
         kwargs: dict[str, Any] = {"force_answer": force}
         if temperature is not None:
             kwargs["temperature"] = temperature
+        refusal = await self.spend_refusal(self.req.planner)
+        if refusal:
+            raise PlannerError(refusal, kind="spend_limit")
         async for chunk in self.req.planner.stream_turn(messages, [] if force else tools, **kwargs):
             if isinstance(chunk, TextDelta):
                 if chunk.text:
@@ -336,6 +353,12 @@ class RunContext:
             error=result.error,
         )
 
+    async def spend_refusal(self, model: Any) -> str | None:
+        """Why a paid call must not be made now (the daily spend is used up), else None."""
+        if self.req.spend_check is None or not is_paid(model):
+            return None
+        return await self.req.spend_check()
+
     async def _call_tool(
         self, request: ToolCallRequest, tools: list[Tool], use_cache: bool
     ) -> tuple[ToolResult, bool]:
@@ -358,8 +381,15 @@ class RunContext:
             cache_key(audio.id, tool.name, arguments, tool.model), None
         )
         if prefetched is not None:  # started when the question arrived
-            return await prefetched
-        return await self._fetch(tool, audio, arguments, tools, use_cache)
+            outcome = await prefetched
+        else:
+            refusal = await self.spend_refusal(tool)
+            if refusal:
+                return ToolResult(output="", error=f"{tool.name} not run: {refusal}"), False
+            outcome = await self._fetch(tool, audio, arguments, tools, use_cache)
+        if outcome[0].error:  # it ran (or the call it joined ran) and failed or timed out
+            self.failed_tools.append(tool.name)
+        return outcome
 
     async def _fetch(
         self,
@@ -377,7 +407,7 @@ class RunContext:
         # cached one by one instead.
         use_cache = use_cache and not getattr(tool, "composite", False)
         if use_cache:
-            hit = await asyncio.to_thread(self.cache.get, key)
+            hit = await self._cache_get(key)
             if hit is not None:
                 return hit, True
         return await inflight.CALLS.run(
@@ -394,7 +424,9 @@ class RunContext:
         use_cache: bool,
     ) -> ToolResult:
         try:
-            samples = await asyncio.to_thread(self.store.samples, audio)
+            samples = self.store.cached_samples(audio)
+            if samples is None:
+                samples = await asyncio.to_thread(self.store.samples, audio)
             everything = {t.name: t for t in [*self.req.tools, *tools]}
             ctx = ToolContext(audio=audio, samples=samples, tools=everything)
             ctx.runner = lambda inner, args: self._cached(ctx, inner, args)
@@ -412,20 +444,31 @@ class RunContext:
         if result.model is None and tool.model:
             result = result.model_copy(update={"model": tool.model})
         if result.error is None and use_cache:
-            await asyncio.to_thread(self.cache.put, key, tool.name, audio.id, result)
+            await self._cache_put(key, tool.name, audio.id, result)
         return result
+
+    async def _cache_get(self, key: str) -> ToolResult | None:
+        if not getattr(self.cache, "blocking", True):
+            return self.cache.get(key)
+        return await asyncio.to_thread(self.cache.get, key)
+
+    async def _cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        if not getattr(self.cache, "blocking", True):
+            self.cache.put(key, tool, audio_id, result)
+        else:
+            await asyncio.to_thread(self.cache.put, key, tool, audio_id, result)
 
     async def _cached(self, ctx: ToolContext, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
         """A tool run inside another (caption, ask_audio) on the whole recording, cached."""
         key = cache_key(ctx.audio.id, tool.name, arguments, tool.model)
-        hit = await asyncio.to_thread(self.cache.get, key)
+        hit = await self._cache_get(key)
         if hit is not None:  # paid for once already
             return hit.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
 
         async def compute() -> ToolResult:
             result = await tool(ctx, arguments)
             if result.error is None:
-                await asyncio.to_thread(self.cache.put, key, tool.name, ctx.audio.id, result)
+                await self._cache_put(key, tool.name, ctx.audio.id, result)
             return result
 
         result, joined = await inflight.CALLS.run(key, compute)
@@ -488,6 +531,8 @@ class RunContext:
         answer_text = final.text if final else extract_answer(text)
         if final and final.choice in self.req.choices:  # the planner named the choice itself
             match = ChoiceMatch(final.choice, "exact")
+        elif not self.req.choices:  # nothing to map onto: no thread needed
+            match = ChoiceMatch(None, "none")
         else:
             candidate = final.choice if final and final.choice else answer_text
             match = await asyncio.to_thread(
@@ -554,7 +599,9 @@ async def run_question(
             output_tokens=ctx.totals.usage.output_tokens,
             cost=round(ctx.totals.cost, 6),
             wall_s=round(time.monotonic() - ctx.started, 3),
-            status="forced" if ctx.answer.forced else "ok",
+            # a tool failed or timed out: the answer may lack its evidence, never "ok"
+            status="degraded" if ctx.failed_tools else "forced" if ctx.answer.forced else "ok",
+            degraded_tools=list(dict.fromkeys(ctx.failed_tools)),
         )
     except PlannerError as exc:
         yield ctx.emit(ev.RunFailed, kind=exc.kind, message=str(exc))

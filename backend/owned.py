@@ -110,8 +110,15 @@ class OwnedService:
     def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
         return self._service.conversation_or_404(conversation_id, owner=self.owner)
 
-    def conversation_view(self, conversation_id: str) -> list[MessageView]:
-        return self._service.conversation_view(conversation_id, owner=self.owner)
+    def conversation_view(self, conversation_id: str, *, events: bool = True) -> list[MessageView]:
+        return self._service.conversation_view(conversation_id, owner=self.owner, events=events)
+
+    async def conversation_view_async(
+        self, conversation_id: str, *, events: bool = True
+    ) -> list[MessageView]:
+        return await self._service.conversation_view_async(
+            conversation_id, owner=self.owner, events=events
+        )
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
         if self.store.get_conversation(conversation_id) is None:
@@ -125,6 +132,18 @@ class OwnedService:
         self, conversation_id: str, ask: AskRequest, contenders: list[tuple[str | None, str]]
     ) -> Any:
         return self._service.prepare_many(conversation_id, ask, contenders, owner=self.owner)
+
+    def live_runs(self, conversation_id: str) -> list[RunInfo]:
+        if self.store.get_conversation(conversation_id) is None:
+            return []
+        return self._service.live_runs(conversation_id)
+
+    def stop_runs(self, run_ids: list[str]) -> list[str]:
+        return self._service.stop_runs([r for r in run_ids if self.store.get_run(r) is not None])
+
+    def follow(self, run_ids: list[str], after: Any = 0) -> Any:
+        mine = [r for r in run_ids if self.store.get_run(r) is not None]
+        return self._service.follow(mine, after)
 
     def stream(self, conversation_id: str, request: Any, **kwargs: Any) -> Any:
         self.conversation_or_404(conversation_id)

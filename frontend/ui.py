@@ -42,7 +42,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import files, render, shared_view, timeline
+from frontend import files, live, render, shared_view, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -94,20 +94,20 @@ def checks_markdown(checks: list[Any]) -> str:
     if not checks:
         return "No remote planner or tool is configured."
     states = {
-        "works": "✅ works",
-        "shuts_down": "⚠️ works, shuts down on {date}",
-        "not_offered": "❌ not offered to this key",
-        "cannot_reach": "❌ cannot reach",
-        "error": "❌ error",
-        "skipped": "· not configured",
+        "works": "works",
+        "shuts_down": "works, but shuts down on {date}",
+        "not_offered": "not offered to this key",
+        "cannot_reach": "cannot reach",
+        "error": "error",
+        "skipped": "not configured",
     }
     lines = []
     for c in checks:
         state = states[c.status].format(date=c.shutdown_date)
         detail = f": {render.md_escape(c.detail)}" if c.detail else ""
         lines.append(
-            f"- **{render.md_escape(c.name)}** ({c.kind}, `{render.md_escape(c.model)}`) "
-            f"{state}{detail}"
+            f"- **{render.md_escape(c.name)}** ({c.kind}, `{render.md_escape(c.model)}`): "
+            f"*{state}*{detail}"
         )
     return "\n".join(lines)
 
@@ -189,6 +189,7 @@ class _Ui:
         # Scoped to one owner; each handler rescopes to its request's owner (scoped()).
         self.service: Any = OwnedService(service, owner_from_request(None))
         self.store: Any = self.service.store
+        self.follows = live.Follows()
         catalogue = service.catalogue()
         self.catalogue = catalogue
         self.planners = {p["name"]: p for p in catalogue["planners"]}
@@ -795,13 +796,23 @@ class _Ui:
             c["ask_btn"]: gr.update(value=f"Compare {len(pairs)} runs", interactive=True),
         }
 
+    async def open_live(
+        self, conversation_id: str | None, request: gr.Request
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """Open a conversation; a run still going (the page was reloaded) is followed live."""
+        self = self.scoped(request)
+        async for update in live.open_and_follow(self, self.follows, conversation_id, request):
+            yield update
+
     async def after_stop(
         self, conversation_id: str | None, request: gr.Request | None = None
     ) -> dict[Any, Any]:
-        """After Stop: wait until the cancelled runs have stored their end, then show them."""
+        """After Stop: stop the conversation's live runs (they belong to the server), wait
+        until they have stored their end, then show them."""
         self = self.scoped(request)
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             return gr.skip()
+        self.service.stop_runs([r.id for r in self.service.live_runs(conversation_id)])
         views = [v for v in self.service.conversation_view(conversation_id) if v.runs]
         if views:
             deadline = time.monotonic() + 5.0
@@ -1079,8 +1090,11 @@ def build_ui(service: AgentService) -> gr.Blocks:
         contender_inputs = [compare_planners, compare_strategy_pick]
 
         demo.load(ui.on_load, outputs=conv_list)
-        conv_list.input(ui.open_conversation, inputs=conv_list, outputs=view_outputs)
-        new_btn.click(ui.new_and_list, outputs=[*view_outputs, conv_list])
+        # a generator: follows a run still going; any number at once (it mostly waits)
+        open_event = conv_list.input(
+            ui.open_live, inputs=conv_list, outputs=view_outputs, concurrency_limit=None
+        )
+        new_btn.click(ui.new_and_list, outputs=[*view_outputs, conv_list], cancels=[open_event])
         chatbot.clear(ui.new_and_list, outputs=[*view_outputs, conv_list])  # its trash icon
         rename_btn.click(
             ui.rename, inputs=[conv_state, rename_box], outputs=[conv_list, export_btn]
@@ -1125,8 +1139,10 @@ def build_ui(service: AgentService) -> gr.Blocks:
         ask_options: dict[str, Any] = {
             "inputs": ask_inputs,
             "outputs": run_outputs,
-            "concurrency_limit": 4,
+            # the handler only follows runs; the run manager admits and queues them
+            "concurrency_limit": None,
             "show_progress": "hidden",  # the chat shows progress: pending panels
+            "cancels": [open_event],  # a followed run stops drawing over the new question
         }
         idle_inputs = [mode_state, *contender_inputs]
         ask_event = ask_btn.click(ui.submit, **ask_options)
@@ -1134,7 +1150,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
         submit_event = question.submit(ui.submit, **ask_options)
         submit_event.then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
         # Gradio cancels after the handler of this click; the stored end is read in the next step.
-        stop_btn.click(None, cancels=[ask_event, submit_event]).then(
+        stop_btn.click(None, cancels=[ask_event, submit_event, open_event]).then(
             ui.after_stop, inputs=conv_state, outputs=view_outputs
         ).then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
     return demo
