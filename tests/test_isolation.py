@@ -264,7 +264,7 @@ def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav):
         for r in app.routes
         if hasattr(getattr(r, "app", None), "blocks")
         for f in r.app.blocks.fns.values()
-        if f.name == "open_conversation"
+        if f.name == "on_load"  # a bound method of the page's handlers
     )
     as_a, as_b = gr.Request(username=owner_a), gr.Request(username="visitor:" + "b" * 32)
     c = ui.components
