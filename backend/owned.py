@@ -63,6 +63,10 @@ class OwnedStore:
             return []
         return self._store.list_messages(conversation_id)
 
+    def conversation_audio_names(self, conversation_ids: Any) -> dict[str, list[str]]:
+        mine = {c.id for c in self.list_conversations()}
+        return self._store.conversation_audio_names(c for c in conversation_ids if c in mine)
+
     def is_shared(self, conversation_id: str) -> bool:
         return self.get_conversation(conversation_id) is not None and self._store.is_shared(
             conversation_id
