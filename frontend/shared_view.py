@@ -69,11 +69,11 @@ def build_shared_view(service: AgentService) -> gr.Blocks:
         return (
             heading,
             render.render_conversation(views, ui.audio_labels(views)),
-            ui.audio_copy(conv.id),
+            _player(ui, conv.id, token),
             gr.update(choices=runs, value=latest),
             rows,
             totals,
-            ui.timeline_image(events),
+            ui.timeline_figure(events),
             {"owner": conv.owner, "conversation": conv.id},
         )
 
@@ -87,7 +87,7 @@ def build_shared_view(service: AgentService) -> gr.Blocks:
             return [], "", None
         events = ui.store.run_events(run_id)
         rows, totals = ui.trace(events)
-        return rows, totals, ui.timeline_image(events)
+        return rows, totals, ui.timeline_figure(events)
 
     with gr.Blocks(title="Shared conversation · Ask about audio") as view:
         shared_state = gr.State(None)
@@ -95,20 +95,11 @@ def build_shared_view(service: AgentService) -> gr.Blocks:
         chatbot = gr.Chatbot(
             label="Conversation", height=590, elem_id="shared-chat", buttons=["copy", "copy_all"]
         )
-        audio = gr.Audio(
-            label="Recording", type="filepath", interactive=False, elem_id="shared-audio"
-        )
+        audio = gr.HTML("", elem_id="shared-audio")
         run_select = gr.Dropdown(
             choices=[], label="Run", interactive=True, elem_id="shared-run-select"
         )
-        timeline_image = gr.Image(
-            value=None,
-            type="pil",
-            format="png",
-            interactive=False,
-            show_label=False,
-            elem_id="shared-timeline",
-        )
+        timeline_image = gr.Plot(show_label=False, elem_id="shared-timeline")
         trace_totals = gr.Markdown("", elem_id="shared-trace-totals")
         trace_df = gr.Dataframe(
             value=[],
@@ -136,6 +127,22 @@ def build_shared_view(service: AgentService) -> gr.Blocks:
             outputs=[trace_df, trace_totals, timeline_image],
         )
     return view
+
+
+def _player(ui: Any, conversation_id: str, token: str) -> str:
+    """The shared conversation's recording, played through the share link's own route."""
+    import html
+
+    audio_id = ui.service.latest_audio_id(conversation_id)
+    info = ui.store.get_audio(audio_id) if audio_id else None
+    if info is None:
+        return ""
+    url = html.escape(f"/api/shared/{token}/audio/{info.id}")
+    name = html.escape(render.audio_label(info.name or "recording", info.duration_s))
+    return (
+        f"<span>Recording: {name}</span> "
+        f'<audio controls preload="metadata" src="{url}" aria-label="Play {name}"></audio>'
+    )
 
 
 def share_controls(ui: Any, conv_state: Any) -> None:
