@@ -330,8 +330,9 @@ class _Ui:
             label = render.contender_label(render.planner_label_of(events), started.strategy)
             title = label if short else f"{label} · {ref.name or 'recording'} · tool time spans"
             return timeline.timeline_figure(
-                samples, SAMPLE_RATE, timeline.tracks_from_events(events), title=title
-            )
+                samples, SAMPLE_RATE, timeline.tracks_from_events(events), title=title,
+                compact=short,
+            )  # fmt: skip
         except Exception:  # a figure must never break the page
             log.exception("could not draw the timeline of run %s", started.run_id)
             return None
