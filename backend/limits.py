@@ -345,8 +345,8 @@ def _wait_text(seconds: int) -> str:
 
 
 def quota_gate(quota: UploadQuota, owner_of: Callable[[Scope], str]) -> UploadGate:
-    """The middleware's check before an upload body is read: the owner's quota, with the
-    declared size (``Content-Length``) counted against their storage."""
+    """The middleware's check before an upload body is read: uploads this hour, and storage
+    already full. (The size is counted after parsing: the same bytes again take no room.)"""
 
     async def gate(scope: Scope) -> Refusal | None:
         import asyncio
@@ -355,6 +355,6 @@ def quota_gate(quota: UploadQuota, owner_of: Callable[[Scope], str]) -> UploadGa
             owner = owner_of(scope)
         except Exception:  # no owner known yet (no cookie): the service checks after parsing
             return None
-        return await asyncio.to_thread(quota.refusal, owner, _content_length(scope) or 0)
+        return await asyncio.to_thread(quota.refusal, owner, 0)
 
     return gate

@@ -149,8 +149,10 @@ class AgentService:
             lease_s=settings.lease_s,
         )
         self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
-        self.upload_quota = UploadQuota(  # uploads per owner per hour (AUDIO_AGENT_MAX_...)
-            per_hour=settings.limits.uploads_per_hour, stored_bytes=0, stored_bytes_of=lambda _: 0
+        self.upload_quota = UploadQuota(  # per owner: uploads per hour, stored bytes
+            per_hour=settings.limits.uploads_per_hour,
+            stored_bytes=int(settings.limits.stored_mb_per_owner * 1024 * 1024),
+            stored_bytes_of=store.stored_bytes,
         )
         # Called with what a deletion removed, before the recordings' files go (the UI adds
         # the removal of its temporary copies and exports: frontend/files.py).

@@ -266,6 +266,20 @@ class Store:
         with self._sessions() as s:
             return s.scalar(stmt.limit(1)) is not None
 
+    def stored_bytes(self, owner: str) -> int:
+        """Bytes of the recordings (as uploaded) that ``owner``'s conversations use; each
+        recording counted once. Deleting a conversation frees what only it used."""
+        used = (
+            select(Message.audio_id)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .where(Conversation.owner == owner, Message.audio_id.is_not(None))
+        )
+        with self._sessions() as s:
+            total = s.execute(
+                select(func.coalesce(func.sum(Audio.size_bytes), 0)).where(Audio.id.in_(used))
+            ).scalar_one()
+        return int(total)
+
     # ------------------------------------------------------------------ messages
 
     def add_message(

@@ -98,3 +98,31 @@ def test_api_refuses_the_upload_over_the_hourly_quota(tmp_path):
             )
             answer = sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 429") and b"retry-after" in answer.lower()
+
+
+def test_api_refuses_the_upload_over_the_storage_quota(tmp_path):
+    one = tone_wav(300, seconds=2.0)  # 64 KB
+    settings = Settings(
+        data_dir=tmp_path,
+        warm_up=False,
+        limits=Limits(uploads_per_hour=0, stored_mb_per_owner=len(one) * 1.5 / 1024 / 1024),
+    )
+    app = create_app(settings, registry=scripted_registry()[0], ui=False)
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+        conv = http.post("/api/conversations", json={}).json()["id"]
+        audio = http.post("/api/audio", files={"file": ("a.wav", one)}).json()["id"]
+        ask = {"question": "What is it?", "audio_id": audio, "planner": "scripted"}
+        with http.stream("POST", f"/api/conversations/{conv}/ask", json=ask) as resp:
+            assert resp.status_code == 200
+            resp.read()
+        # the same bytes again take no more room
+        assert http.post("/api/audio", files={"file": ("a2.wav", one)}).status_code == 201
+        before = _counts(tmp_path)
+        other = tone_wav(400, seconds=2.0)
+        refused = http.post("/api/audio", files={"file": ("b.wav", other)})
+        assert refused.status_code == 413
+        assert "Storage limit reached" in refused.json()["detail"]
+        assert _counts(tmp_path) == before
+        # deleting the conversation frees its recording
+        assert http.delete(f"/api/conversations/{conv}").status_code == 204
+        assert http.post("/api/audio", files={"file": ("b.wav", other)}).status_code == 201
