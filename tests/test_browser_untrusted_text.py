@@ -82,7 +82,7 @@ def test_html_in_user_text_and_tool_output_is_shown_as_text(
     chat = page.locator("#chat")
     chat.locator(".message-row").filter(has_text="Answer:").first.wait_for(timeout=60_000)
     # Open the tool panel so its output is in the page too.
-    chat.locator(".thought-group .title").filter(has_text="🔧").first.click()
+    chat.locator(".thought-group .title").filter(has_text="Tool:").first.click()
     wait_for_count(page, "#chat", "Heard:", 1)
     # A title with HTML, shown in the sidebar.
     page.get_by_label("Title", exact=True).fill(f"<img src={base}/title>")
@@ -121,3 +121,16 @@ def test_a_huge_question_is_refused_fast_and_kept(app_server, page) -> None:  # 
     page.locator("#ask").click()
     page.get_by_text("larger than the limit").first.wait_for()
     assert len(page.locator("#question textarea").input_value()) == len(huge)
+
+
+def test_a_playlist_posing_as_audio_is_refused_with_a_reason(app_server, page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    playlist = tmp_path / "song.wav"
+    playlist.write_bytes(b"ffconcat version 1.0\nfile 'tests/fixtures/dog_bark_esc50.wav'\n")
+    url = app_server()
+    open_app(page, url)
+    page.locator("#audio-input input[type=file]").set_input_files(str(playlist))
+    fill_question(page, "Which sound is this?", ["Dog", "Cat"])
+    page.locator("#ask").click()
+    page.get_by_text("concat playlist, not a recording").first.wait_for()
+    assert page.locator("#question textarea").input_value() == "Which sound is this?"
+    assert page.locator("#choices textarea").input_value() == "Dog\nCat"
