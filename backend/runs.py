@@ -238,8 +238,8 @@ class RunManager:
                     )
                     if closed:
                         log.warning("marked %d run(s) of a dead process interrupted", len(closed))
-            except Exception:  # noqa: BLE001 - the next beat tries again
-                log.exception("run heartbeat failed")
+            except Exception as exc:  # noqa: BLE001 - the next beat tries again
+                log.warning("run heartbeat failed: %s", str(exc).splitlines()[0][:200])
 
     async def _in_db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await self._loop.run_in_executor(self._db, lambda: fn(*args, **kwargs))

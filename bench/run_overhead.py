@@ -5,9 +5,11 @@
 Prints, in milliseconds (median and p90 of ``--repeat`` runs, after a warm-up):
 
 - loop alone: ``run_question`` with an in-memory cache, nothing stored;
-- loop + storage: the same run through the run manager (``backend.runs``) on a SQLite file,
-  from start until a follower has received the last event (every event stored before it is
-  published), with the tool cache in the database as in the app;
+- loop + events stored: the same run through the run manager (``backend.runs``) on a SQLite
+  file, from start until a follower has received the last event (every event stored before
+  it is published), the tool cache in memory;
+- loop + storage: the same with the tool cache in the database, as in the app (each call
+  looks its result up, and stores it);
 - over HTTP (a real uvicorn server on loopback, ``POST /api/conversations/{id}/ask``): time
   to the first server-sent event, and to the last.
 
@@ -144,7 +146,7 @@ def over_http(data_dir: Path, wav: Path, repeat: int) -> dict[int, tuple[list[fl
                 "budget": 100,
             }
             first, total = [], []
-            for i in range(repeat + 3):
+            for i in range(repeat + 5):
                 begun = time.perf_counter()
                 ttfe = None
                 with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
@@ -155,7 +157,7 @@ def over_http(data_dir: Path, wav: Path, repeat: int) -> dict[int, tuple[list[fl
                         last = line
                 elapsed = (time.perf_counter() - begun) * 1000
                 assert last == "" or "run_finished" in last or last.startswith("data: ")
-                if i >= 3:  # warm-up
+                if i >= 5:  # warm-up
                     first.append(ttfe or elapsed)
                     total.append(elapsed)
             results[calls] = (first, total)
@@ -168,32 +170,35 @@ async def in_process(data_dir: Path, wav: Path, repeat: int) -> dict[str, dict[i
     store = Store.open(f"sqlite:///{data_dir / 'bench.sqlite3'}")
     store.add_audio(ref, size_bytes=wav.stat().st_size)
     conv = store.create_conversation("bench")
-    manager = RunManager(
-        store, audio=audio, cache=SqlToolCache(store),
-        limits=RunLimits(owner_runs_per_minute=0, owner_max_running=0),
-    )  # fmt: skip
-    out: dict[str, dict[int, list[float]]] = {"loop": {}, "storage": {}}
+    limits = RunLimits(owner_runs_per_minute=0, owner_max_running=0)
+    managers = {
+        "events": RunManager(store, audio=audio, cache=MemoryToolCache(), limits=limits),
+        "storage": RunManager(store, audio=audio, cache=SqlToolCache(store), limits=limits),
+    }
+    out: dict[str, dict[int, list[float]]] = {"loop": {}, "events": {}, "storage": {}}
     try:
         for calls in CALLS:
-            for kind in ("loop", "storage"):
+            for kind in ("loop", "events", "storage"):
                 samples = []
-                for i in range(repeat + 3):
+                for i in range(repeat + 5):
                     if kind == "loop":
                         ms = await loop_alone(audio, ref, calls)
                     else:
-                        ms = await with_storage(manager, store, conv.id, ref, calls)
-                    if i >= 3:
+                        ms = await with_storage(managers[kind], store, conv.id, ref, calls)
+                    if i >= 5:
                         samples.append(ms)
                 out[kind][calls] = samples
     finally:
-        manager.close()
+        for manager in managers.values():
+            manager.close()
         store.close()
     return out
 
 
 def measure(repeat: int = 30) -> dict[str, dict[int, tuple[float, float]]]:
-    """Milliseconds (median, p90) per number of calls, for ``loop``, ``storage`` (loop +
-    storage through the run manager), ``http_first`` and ``http_run``. For bench/perf.py."""
+    """Milliseconds (median, p90) per number of calls, for ``loop``, ``events`` (loop + events
+    stored through the run manager, tool cache in memory), ``storage`` (the same with the tool
+    cache in the database), ``http_first`` and ``http_run``. For bench/perf.py."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         wav = tone(root / "tone.wav")
@@ -201,6 +206,7 @@ def measure(repeat: int = 30) -> dict[str, dict[int, tuple[float, float]]]:
         http = over_http(root / "http", wav, repeat)
     return {
         "loop": {n: stats(local["loop"][n]) for n in CALLS},
+        "events": {n: stats(local["events"][n]) for n in CALLS},
         "storage": {n: stats(local["storage"][n]) for n in CALLS},
         "http_first": {n: stats(http[n][0]) for n in CALLS},
         "http_run": {n: stats(http[n][1]) for n in CALLS},
@@ -213,12 +219,16 @@ def main() -> None:
     args = parser.parse_args()
     figures = measure(args.repeat)
     print(f"Run overhead with instant scripted tools (ms, median / p90 of {args.repeat} runs)")
-    print(f"{'calls':>5}  {'loop alone':>14}  {'loop+storage':>14}  {'HTTP first ev':>14}  "
-          f"{'HTTP whole run':>14}")  # fmt: skip
+    print(f"{'calls':>5}  {'loop alone':>14}  {'loop+events':>14}  {'loop+storage':>14}  "
+          f"{'HTTP first ev':>14}  {'HTTP whole run':>14}")  # fmt: skip
     for calls in CALLS:
-        cells = [figures[k][calls] for k in ("loop", "storage", "http_first", "http_run")]
+        keys = ("loop", "events", "storage", "http_first", "http_run")
+        cells = [figures[k][calls] for k in keys]
         print(f"{calls:>5}  " + "  ".join(f"{m:>6.1f} / {p:<5.1f}" for m, p in cells))
+    print("loop+events: tool cache in memory; loop+storage: tool cache in the database (the app)")
     checks = {
+        "loop+events, 1 call": (figures["events"][1][0], 10.0),
+        "loop+events, 20 calls": (figures["events"][20][0], 50.0),
         "loop+storage, 1 call": (figures["storage"][1][0], 10.0),
         "loop+storage, 20 calls": (figures["storage"][20][0], 50.0),
         "HTTP first event": (figures["http_first"][20][0], 50.0),

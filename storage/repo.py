@@ -732,19 +732,47 @@ class Store:
     # ------------------------------------------------------------------ tool cache
 
     def cache_get(self, key: str) -> ToolResult | None:
-        """The cached result for ``key`` (counting a hit), or None."""
-        with self._sessions.begin() as s:
-            row = s.get(ToolCacheEntry, key)
-            if row is None:
-                return None
-            row.hits = (row.hits or 0) + 1
-            return ToolResult.model_validate(row.result)
+        """The cached result for ``key`` (counting a hit), or None.
+
+        Plain statements, no ORM objects: a miss is one small read (every tool call of every
+        run asks)."""
+        with self.engine.connect() as conn:
+            data = conn.scalar(select(ToolCacheEntry.result).where(ToolCacheEntry.key == key))
+        if data is None:
+            return None
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(ToolCacheEntry)
+                .where(ToolCacheEntry.key == key)
+                .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + 1)
+            )
+        return ToolResult.model_validate(data)
 
     def cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
         """Store a tool result; results with ``error`` set are never cached."""
         if result.error:
             return
         data = result.model_dump(mode="json")
+        dialect = self.engine.dialect.name
+        if dialect in ("sqlite", "postgresql"):  # one upsert statement
+            if dialect == "sqlite":
+                from sqlalchemy.dialects.sqlite import insert as upsert
+            else:
+                from sqlalchemy.dialects.postgresql import insert as upsert
+            stmt = upsert(ToolCacheEntry).values(
+                key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
+            )
+            stmt = stmt.on_conflict_do_update(
+                index_elements=[ToolCacheEntry.key],
+                set_={
+                    "tool": stmt.excluded.tool,
+                    "audio_id": stmt.excluded.audio_id,
+                    "result": stmt.excluded.result,
+                },
+            )
+            with self.engine.begin() as conn:
+                conn.execute(stmt)
+            return
 
         def write(s: Session) -> None:
             row = s.get(ToolCacheEntry, key)

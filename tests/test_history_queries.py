@@ -3,6 +3,7 @@ planner's history, the run list and the full view is the same at 2 and at 12 que
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 from sqlalchemy import event
@@ -19,9 +20,11 @@ from storage.models import DEFAULT_OWNER
 @contextmanager
 def counting(engine):
     statements: list[str] = []
+    caller = threading.get_ident()  # not the run manager's heartbeat and lease sweeps
 
     def before(conn, cursor, statement, parameters, context, executemany):
-        statements.append(statement)
+        if threading.get_ident() == caller:
+            statements.append(statement)
 
     event.listen(engine, "before_cursor_execute", before)
     try:
