@@ -342,6 +342,11 @@ class AudioStore:
             name=name,
         )
 
+    def cached_samples(self, ref: AudioRef) -> np.ndarray | None:
+        """The samples if they are already decoded (never reads a file; safe on the loop)."""
+        with self._lock:
+            return self._pcm_cache.get(ref.id)
+
     def samples(self, ref: AudioRef) -> np.ndarray:
         """The decoded 16 kHz mono float32 samples, kept in a small LRU cache."""
         with self._lock:

@@ -9,11 +9,13 @@ with ``x-should-retry: false``, the header the SDK obeys.
 from __future__ import annotations
 
 import json
+import random
+from typing import Any
 
 import httpx
 import openai
 
-from agent.remote import ModelConfig, RemoteError, host_of, redact
+from agent.remote import ModelConfig, RemoteError, RetryPolicy, host_of, redact
 
 NO_KEY = "EMPTY"  # self-hosted servers (vLLM, Ollama) accept any key
 # 429s that waiting cannot fix (https://platform.openai.com/docs/guides/error-codes)
@@ -29,8 +31,29 @@ async def _mark_final_429(response) -> None:  # type: ignore[no-untyped-def]
         response.headers["x-should-retry"] = "false"
 
 
+class _Client(openai.AsyncOpenAI):
+    """The SDK's client, its retry wait taken from the catalogue entry: a server's
+    Retry-After (up to 120 s) is honoured exactly as the SDK does; otherwise the wait grows
+    from ``retry_base_delay_s`` to ``retry_max_delay_s`` (the SDK's own 0.5-8 s gives up on
+    per-minute rate limits within seconds)."""
+
+    retry_policy: RetryPolicy | None = None
+
+    def _calculate_retry_timeout(  # type: ignore[override]
+        self, remaining_retries: int, options: Any, response_headers: Any = None
+    ) -> float:
+        sdk = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+        policy = getattr(self, "retry_policy", None)
+        retry_after = self._parse_retry_after_header(response_headers)
+        if policy is None or (retry_after is not None and 0 < retry_after <= 120):
+            return sdk
+        attempt = max(0, options.get_max_retries(self.max_retries) - remaining_retries)
+        wait = min(policy.max_delay_s, policy.base_delay_s * 2**attempt)
+        return wait * random.uniform(0.75, 1.0)
+
+
 def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(
+    client = _Client(
         api_key=config.key() or NO_KEY,
         base_url=config.url(),
         timeout=httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s)),
@@ -41,6 +64,8 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
             event_hooks={"response": [_mark_final_429]},
         ),
     )
+    client.retry_policy = config.retry
+    return client
 
 
 def error_code(exc: BaseException) -> str:

@@ -128,14 +128,16 @@ class RetryPolicy:
     """Retries are the SDKs' own (both back off with jitter; ``openai`` honours
     Retry-After up to 120 s). ``attempts`` counts the first try."""
 
-    attempts: int = 4  # first try + 3 retries
+    attempts: int = 6  # first try + 5 retries: 1+2+4+8+16 s, enough for per-minute limits
     base_delay_s: float = 1.0
-    max_delay_s: float = 60.0
+    max_delay_s: float = 30.0
 
     def worst_wait_s(self) -> float:
-        """The longest the retries of one call can sleep in total (Retry-After capped at
-        120 s by the openai SDK, the backoff at ``max_delay_s``)."""
-        return (self.attempts - 1) * max(self.max_delay_s, 120.0)
+        """How long the retries of one call sleep in total without Retry-After. (A server's
+        Retry-After, up to 120 s each, can make it longer; the tool timeout then ends it.)"""
+        return sum(
+            min(self.max_delay_s, self.base_delay_s * 2**i) for i in range(self.attempts - 1)
+        )
 
 
 @dataclass
@@ -180,9 +182,9 @@ class ModelConfig:
             prices=Prices.for_entry(raw),
             timeout_s=float(raw.get("timeout_s", 120.0)),
             retry=RetryPolicy(
-                attempts=int(raw.get("max_retries", 3)) + 1,
+                attempts=int(raw.get("max_retries", 5)) + 1,
                 base_delay_s=float(raw.get("retry_base_delay_s", 1.0)),
-                max_delay_s=float(raw.get("retry_max_delay_s", 60.0)),
+                max_delay_s=float(raw.get("retry_max_delay_s", 30.0)),
             ),
             options={k: v for k, v in raw.items() if k not in cls.KNOWN},
         )

@@ -377,7 +377,7 @@ class RunContext:
         # cached one by one instead.
         use_cache = use_cache and not getattr(tool, "composite", False)
         if use_cache:
-            hit = await asyncio.to_thread(self.cache.get, key)
+            hit = await self._cache_get(key)
             if hit is not None:
                 return hit, True
         return await inflight.CALLS.run(
@@ -394,7 +394,9 @@ class RunContext:
         use_cache: bool,
     ) -> ToolResult:
         try:
-            samples = await asyncio.to_thread(self.store.samples, audio)
+            samples = self.store.cached_samples(audio)
+            if samples is None:
+                samples = await asyncio.to_thread(self.store.samples, audio)
             everything = {t.name: t for t in [*self.req.tools, *tools]}
             ctx = ToolContext(audio=audio, samples=samples, tools=everything)
             ctx.runner = lambda inner, args: self._cached(ctx, inner, args)
@@ -412,20 +414,31 @@ class RunContext:
         if result.model is None and tool.model:
             result = result.model_copy(update={"model": tool.model})
         if result.error is None and use_cache:
-            await asyncio.to_thread(self.cache.put, key, tool.name, audio.id, result)
+            await self._cache_put(key, tool.name, audio.id, result)
         return result
+
+    async def _cache_get(self, key: str) -> ToolResult | None:
+        if not getattr(self.cache, "blocking", True):
+            return self.cache.get(key)
+        return await asyncio.to_thread(self.cache.get, key)
+
+    async def _cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        if not getattr(self.cache, "blocking", True):
+            self.cache.put(key, tool, audio_id, result)
+        else:
+            await asyncio.to_thread(self.cache.put, key, tool, audio_id, result)
 
     async def _cached(self, ctx: ToolContext, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
         """A tool run inside another (caption, ask_audio) on the whole recording, cached."""
         key = cache_key(ctx.audio.id, tool.name, arguments, tool.model)
-        hit = await asyncio.to_thread(self.cache.get, key)
+        hit = await self._cache_get(key)
         if hit is not None:  # paid for once already
             return hit.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
 
         async def compute() -> ToolResult:
             result = await tool(ctx, arguments)
             if result.error is None:
-                await asyncio.to_thread(self.cache.put, key, tool.name, ctx.audio.id, result)
+                await self._cache_put(key, tool.name, ctx.audio.id, result)
             return result
 
         result, joined = await inflight.CALLS.run(key, compute)
@@ -488,6 +501,8 @@ class RunContext:
         answer_text = final.text if final else extract_answer(text)
         if final and final.choice in self.req.choices:  # the planner named the choice itself
             match = ChoiceMatch(final.choice, "exact")
+        elif not self.req.choices:  # nothing to map onto: no thread needed
+            match = ChoiceMatch(None, "none")
         else:
             candidate = final.choice if final and final.choice else answer_text
             match = await asyncio.to_thread(

@@ -113,7 +113,7 @@ def build_router(service: AgentService) -> APIRouter:
                     **view.message.model_dump(mode="json"),
                     "runs": [run.info.model_dump(mode="json") for run in view.runs],
                 }
-                for view in service.conversation_view(conversation_id)
+                for view in service.conversation_view(conversation_id, events=False)
             ],
         }
 
@@ -172,7 +172,8 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.post("/conversations/{conversation_id}/ask")
     async def ask(conversation_id: str, body: AskBody) -> StreamingResponse:
-        request, _ = service.prepare(conversation_id, body.to_request())
+        # Off the event loop: other requests and running streams do not wait for it.
+        request, _ = await asyncio.to_thread(service.prepare, conversation_id, body.to_request())
 
         async def sse() -> AsyncIterator[str]:
             last = 0
@@ -199,8 +200,11 @@ def build_router(service: AgentService) -> APIRouter:
     async def compare(conversation_id: str, body: CompareBody) -> StreamingResponse:
         """Several planners/strategies on one question at once; events of all runs interleave
         (each carries its run_id); a final ``summary`` event compares their answers."""
-        requests, message = service.prepare_many(
-            conversation_id, body.to_request(), [(c.planner, c.strategy) for c in body.contenders]
+        requests, message = await asyncio.to_thread(
+            service.prepare_many,
+            conversation_id,
+            body.to_request(),
+            [(c.planner, c.strategy) for c in body.contenders],
         )
 
         async def sse() -> AsyncIterator[str]:

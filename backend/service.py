@@ -203,18 +203,28 @@ class AgentService:
             raise ServiceError(f"No conversation {conversation_id}.", status=404)
         return conv
 
-    def conversation_view(self, conversation_id: str) -> list[MessageView]:
+    def conversation_view(self, conversation_id: str, *, events: bool = True) -> list[MessageView]:
+        """Messages with their runs, in a fixed number of queries (not one per message).
+
+        ``events=False``: run rows only (a list of runs, a new question), which does not
+        grow with the length of the runs' traces."""
         self.conversation_or_404(conversation_id)
+        messages = self.store.list_messages(conversation_id)
+        runs = self.store.conversation_runs(conversation_id)
+        stored = (
+            self.store.events_for_runs(r.id for rs in runs.values() for r in rs) if events else {}
+        )
         views = []
-        for message in self.store.list_messages(conversation_id):
-            runs = []
-            if message.role == "user":
-                runs = [
-                    RunView(info, self.store.run_events(info.id))
-                    for info in self.store.runs_for_message(message.id)
-                ]
-            views.append(MessageView(message, runs))
+        for message in messages:
+            infos = runs.get(message.id, []) if message.role == "user" else []
+            views.append(MessageView(message, [RunView(i, stored.get(i.id, [])) for i in infos]))
         return views
+
+    async def conversation_view_async(
+        self, conversation_id: str, *, events: bool = True
+    ) -> list[MessageView]:
+        """``conversation_view`` off the event loop."""
+        return await asyncio.to_thread(self.conversation_view, conversation_id, events=events)
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
         for message in reversed(self.store.list_messages(conversation_id)):
@@ -223,16 +233,11 @@ class AgentService:
         return None
 
     def _history(self, conversation_id: str) -> list[PriorTurn]:
-        turns: list[PriorTurn] = []
-        for message in self.store.list_messages(conversation_id):
-            if message.role != "user":
-                continue
-            runs = self.store.runs_for_message(message.id)
-            answered = next((r for r in runs if r.answer_text), None)
-            if answered:
-                answer = answered.answer_choice or answered.answer_text or ""
-                turns.append(PriorTurn(message.text, answer, list(message.choices)))
-        return turns
+        """The planner's view of earlier questions and answers: one query."""
+        return [
+            PriorTurn(question, answer, choices)
+            for question, choices, answer in self.store.prior_turns(conversation_id)
+        ]
 
     # -- asking ---------------------------------------------------------------------------
     def prepare(self, conversation_id: str, ask: AskRequest) -> tuple[RunRequest, MessageInfo]:

@@ -91,20 +91,20 @@ def checks_markdown(checks: list[Any]) -> str:
     if not checks:
         return "No remote planner or tool is configured."
     states = {
-        "works": "✅ works",
-        "shuts_down": "⚠️ works, shuts down on {date}",
-        "not_offered": "❌ not offered to this key",
-        "cannot_reach": "❌ cannot reach",
-        "error": "❌ error",
-        "skipped": "· not configured",
+        "works": "works",
+        "shuts_down": "works, but shuts down on {date}",
+        "not_offered": "not offered to this key",
+        "cannot_reach": "cannot reach",
+        "error": "error",
+        "skipped": "not configured",
     }
     lines = []
     for c in checks:
         state = states[c.status].format(date=c.shutdown_date)
         detail = f": {render.md_escape(c.detail)}" if c.detail else ""
         lines.append(
-            f"- **{render.md_escape(c.name)}** ({c.kind}, `{render.md_escape(c.model)}`) "
-            f"{state}{detail}"
+            f"- **{render.md_escape(c.name)}** ({c.kind}, `{render.md_escape(c.model)}`): "
+            f"*{state}*{detail}"
         )
     return "\n".join(lines)
 

@@ -308,6 +308,65 @@ class Store:
         with self._sessions() as s:
             return [_run(r) for r in s.scalars(stmt)]
 
+    def conversation_runs(self, conversation_id: str) -> dict[str, list[RunInfo]]:
+        """Every run of a conversation by message id, oldest first: rows only, no events.
+
+        One query, whatever the length of the conversation."""
+        stmt = (
+            select(Run)
+            .join(Message, Run.message_id == Message.id)
+            .where(Message.conversation_id == conversation_id)
+            .order_by(Run.created_at, Run.id)
+        )
+        runs: dict[str, list[RunInfo]] = {}
+        with self._sessions() as s:
+            for row in s.scalars(stmt):
+                runs.setdefault(row.message_id, []).append(_run(row))
+        return runs
+
+    def prior_turns(self, conversation_id: str) -> list[tuple[str, list[str], str]]:
+        """(question, choices, answer) of each answered user message, in order; one query.
+
+        The answer is the first answered run's choice, else its text (what a planner sees as
+        the conversation's history)."""
+        stmt = (
+            select(Message.id, Message.text, Message.choices, Run.answer_choice, Run.answer_text)
+            .join(Run, Run.message_id == Message.id)
+            .where(
+                Message.conversation_id == conversation_id,
+                Message.role == "user",
+                Run.answer_text.is_not(None),
+                Run.answer_text != "",
+            )
+            .order_by(Message.position, Run.created_at, Run.id)
+        )
+        turns: list[tuple[str, list[str], str]] = []
+        seen: set[str] = set()
+        with self._sessions() as s:
+            for message_id, text, choices, choice, answer in s.execute(stmt):
+                if message_id in seen:
+                    continue
+                seen.add(message_id)
+                turns.append((text, list(choices or []), choice or answer or ""))
+        return turns
+
+    def events_for_runs(self, run_ids: Iterable[str]) -> dict[str, list[Event]]:
+        """The events of several runs in one query, by run id, each in seq order."""
+        wanted = list(run_ids)
+        out: dict[str, list[Event]] = {run_id: [] for run_id in wanted}
+        if not wanted:
+            return out
+        stmt = (
+            select(EventRow.run_id, EventRow.payload)
+            .where(EventRow.run_id.in_(wanted))
+            .order_by(EventRow.run_id, EventRow.seq)
+        )
+        with self._sessions() as s:
+            rows = list(s.execute(stmt))
+        for run_id, payload in rows:
+            out[run_id].append(parse_event(payload))
+        return out
+
     def run_events(self, run_id: str) -> list[Event]:
         """The run's events in seq order, rebuilt as typed events."""
         stmt = select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)

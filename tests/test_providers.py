@@ -238,6 +238,18 @@ async def test_retry_after_is_honoured(strict, store, tone_wav):
     assert isinstance(chunks[-1], TurnEnd) and len(server.chat_bodies()) == 2
 
 
+async def test_backoff_without_retry_after_comes_from_the_catalogue(strict):
+    """The SDK's own 0.5-8 s backoff gave up within seconds on per-minute rate limits."""
+    server, url = strict
+    server.chat.extend([Reply(status=503, error="overloaded"), Reply()])
+    planner = OpenAICompatPlanner(entry(url, retry_base_delay_s=2.0, retry_max_delay_s=2.0))
+    begun = time.monotonic()
+    [c async for c in planner.stream_turn([ChatMessage("user", "hi")], [])]
+    assert time.monotonic() - begun >= 1.45  # 2 s x jitter in [0.75, 1]; the SDK's: <= 0.5 s
+    assert len(server.chat_bodies()) == 2
+    assert ModelConfig.from_entry({"name": "d", "provider": "openai"}).retry.worst_wait_s() >= 30
+
+
 async def test_insufficient_quota_is_not_retried(strict, store, tone_wav):
     server, url = strict
     server.chat.extend(
@@ -631,4 +643,4 @@ async def test_catalogue_check_over_http_and_the_check_models_list(strict, gemin
     text = checks_markdown(
         [Check("gpt", "planner", "gpt-6.1-sol", "shuts_down", "10 days left", "2026-12-11")]
     )
-    assert "shuts down on 2026-12-11" in text and "**gpt**" in text
+    assert "shuts down on 2026-12-11" in text and "**gpt**" in text and "10 days left" in text

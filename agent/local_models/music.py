@@ -31,6 +31,10 @@ PITCH_CLASSES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"
 MAJOR_PROFILE = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
 MINOR_PROFILE = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
 SILENCE_PEAK = 1e-4
+# Long audio is analysed this many samples at a time (a multiple of TEMPO_HOP), so the peak
+# memory of a 300 s clip is about that of a 30 s one.
+ANALYSIS_WINDOW = 30 * SAMPLE_RATE
+ONSET_CONTEXT = 64 * TEMPO_HOP  # extra samples read on each side of an onset window
 
 # basic-pitch model constants (basic_pitch/constants.py)
 BP_SAMPLE_RATE = 22_050
@@ -84,10 +88,18 @@ def analyze(samples: np.ndarray) -> MusicFacts:
         return MusicFacts(duration, None, [], None, 0.0, [])
 
     tempo, beats = _tempo_and_beats(audio) if duration >= 1.0 else (None, [])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # short clips: "n_fft too large" per octave
-        chroma = librosa.feature.chroma_cqt(y=audio, sr=SAMPLE_RATE)
-    candidates = key_scores(chroma.mean(axis=1))
+    # The mean chroma, a window at a time: memory stays that of one window on long audio.
+    total, frames = np.zeros(12), 0
+    for start in range(0, audio.size, ANALYSIS_WINDOW):
+        piece = audio[start : start + ANALYSIS_WINDOW]
+        if start and piece.size < SAMPLE_RATE // 4:
+            break  # a short tail adds nothing to the mean but warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # short: "n_fft too large" per octave
+            chroma = librosa.feature.chroma_cqt(y=piece, sr=SAMPLE_RATE)
+        total += chroma.sum(axis=1)
+        frames += chroma.shape[1]
+    candidates = key_scores(total / max(frames, 1))
     key, confidence = candidates[0] if candidates else (None, 0.0)
     return MusicFacts(
         duration_s=duration,
@@ -107,12 +119,11 @@ def _tempo_and_beats(audio: np.ndarray) -> tuple[float | None, list[float]]:
     """
     import librosa
 
-    envelope = librosa.onset.onset_strength(y=audio, sr=SAMPLE_RATE, hop_length=TEMPO_HOP)
+    envelope = _onset_envelope(audio)
     if float(envelope.max()) <= 0:
         return None, []
-    bpm = float(
-        librosa.feature.tempo(onset_envelope=envelope, sr=SAMPLE_RATE, hop_length=TEMPO_HOP)[0]
-    )
+    tempogram = _mean_tempogram(envelope)
+    bpm = float(librosa.feature.tempo(tg=tempogram, sr=SAMPLE_RATE, hop_length=TEMPO_HOP)[0])
     if bpm <= 0:
         return None, []
     _, beat_frames = librosa.beat.beat_track(
@@ -124,6 +135,57 @@ def _tempo_and_beats(audio: np.ndarray) -> tuple[float | None, list[float]]:
         if abs(refined - bpm) / bpm < 0.04:
             bpm = refined
     return round(bpm, 2), [round(float(b), 3) for b in beats]
+
+
+def _onset_envelope(audio: np.ndarray) -> np.ndarray:
+    """librosa's onset strength at TEMPO_HOP, computed a window at a time.
+
+    Each window is read with ``ONSET_CONTEXT`` extra samples on both sides and trimmed back,
+    so the joined envelope matches the one-shot envelope frame for frame (up to the dB floor,
+    which librosa sets per window); its spectrogram never holds more than one window.
+    """
+    import librosa
+
+    def strength(piece: np.ndarray) -> np.ndarray:
+        return librosa.onset.onset_strength(y=piece, sr=SAMPLE_RATE, hop_length=TEMPO_HOP)
+
+    if audio.size <= ANALYSIS_WINDOW + 2 * ONSET_CONTEXT:
+        return strength(audio)
+    parts = []
+    for start in range(0, audio.size, ANALYSIS_WINDOW):
+        begin = max(0, start - ONSET_CONTEXT)
+        end = min(audio.size, start + ANALYSIS_WINDOW + ONSET_CONTEXT)
+        envelope = strength(audio[begin:end])
+        skip = (start - begin) // TEMPO_HOP
+        last = start + ANALYSIS_WINDOW >= audio.size
+        keep = (audio.size - start) // TEMPO_HOP + 1 if last else ANALYSIS_WINDOW // TEMPO_HOP
+        parts.append(envelope[skip : skip + keep])
+    return np.concatenate(parts)
+
+
+def _mean_tempogram(envelope: np.ndarray, chunk: int = 2048) -> np.ndarray:
+    """librosa's tempogram (8 s autocorrelation windows) averaged over time, by chunks.
+
+    The same numbers as ``tempogram(...).mean(axis=-1)``, without the full
+    [window x frames] matrix (1.8 GB on a 300 s clip at this hop)."""
+    import librosa
+
+    win = int(librosa.time_to_frames(8.0, sr=SAMPLE_RATE, hop_length=TEMPO_HOP))
+    n = envelope.size
+    # As librosa centres the windows: a linear ramp of win // 2 frames on each side.
+    padded = np.pad(envelope, (win // 2, win // 2), mode="linear_ramp", end_values=(0, 0))
+    total = np.zeros(win)
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        columns = librosa.feature.tempogram(
+            onset_envelope=padded[a : b + win - 1],
+            sr=SAMPLE_RATE,
+            hop_length=TEMPO_HOP,
+            win_length=win,
+            center=False,
+        )
+        total += columns.sum(axis=1)
+    return (total / max(n, 1))[:, None]
 
 
 def key_scores(mean_chroma: np.ndarray) -> list[tuple[str, float]]:

@@ -81,6 +81,8 @@ class ToolCache(Protocol):
 class MemoryToolCache:
     """In-process cache; the storage package provides the SQL-backed one."""
 
+    blocking = False  # get/put never block: the loop calls them directly, not in a thread
+
     def __init__(self) -> None:
         self._items: dict[str, ToolResult] = {}
 

@@ -1,0 +1,165 @@
+"""Memory of the offline default on long audio: RSS idle and at peak, per strategy and length.
+
+    python -m bench.memory [--seconds 10 60 300] [--strategies react caption_first ...]
+    python -m bench.memory --tools --seconds 300     # each local tool alone
+
+Clips are built from the real recordings in /work/shared/data/librosa (LibriSpeech readings
+followed by music, repeated to the length), resampled to 16 kHz. Each measurement runs in a
+fresh process: RSS after loading every model (idle) and the process's peak (VmHWM) after one
+question with the offline planner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+DATA = Path(os.environ.get("AUDIO_AGENT_BENCH_DATA", "/work/shared/data")) / "librosa"
+SOURCES = [  # speech first, then music
+    "198-209-0000.ogg",
+    "3436-172162-0000.ogg",
+    "5703-47212-0000.ogg",
+    "147793__setuniman__sweet-waltz-0i-22mi.ogg",
+    "442789__lena-orsa__happy-music-pistachio-ice-cream-ragtime.ogg",
+    "Karissa_Hobbs_-_Lets_Go_Fishin.ogg",
+]
+QUESTION = "What can be heard in this recording?"
+CHOICES = ["A man reading aloud, then music", "Rain on a roof", "A dog barking", "Silence"]
+STRATEGIES = ["react", "caption_first", "refine", "evidence"]
+
+
+def available() -> bool:
+    return all((DATA / name).is_file() for name in SOURCES)
+
+
+def build_clip(seconds: float, folder: Path) -> Path:
+    """A ``seconds`` long 16 kHz wav of speech then music (the sources, repeated)."""
+    import librosa
+    import numpy as np
+    import soundfile as sf
+
+    path = folder / f"clip_{int(seconds)}s.wav"
+    if path.is_file():
+        return path
+    parts = [librosa.load(DATA / name, sr=16_000, mono=True)[0] for name in SOURCES]
+    joined = np.concatenate(parts)
+    need = int(seconds * 16_000)
+    reps = -(-need // joined.size)
+    sf.write(path, np.tile(joined, reps)[:need], 16_000, subtype="PCM_16")
+    return path
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current RSS, peak RSS) of this process in MB, from /proc."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def _reset_peak() -> None:
+    """Start VmHWM again from the current RSS (Linux >= 4.0)."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def _child(mode: str, wav: str, what: str) -> dict:
+    """Runs in the measured process."""
+    import asyncio
+
+    from agent.audio import AudioStore
+    from agent.registry import Registry
+    from agent.run import RunRequest, run_question
+
+    registry = Registry(env={})
+    tools = registry.tools()
+    planner = registry.planner("offline")
+    from app import _warm_up
+
+    _warm_up()
+    store = AudioStore(Path(tempfile.mkdtemp(prefix="bench-mem-")))
+    ref = store.add_file(wav)
+    store.samples(ref)
+    idle, _ = _rss_mb()
+    _reset_peak()
+
+    async def question() -> str:
+        request = RunRequest(
+            QUESTION, [ref], planner, tools, choices=CHOICES, strategy=what, tool_timeout_s=900
+        )
+        last = None
+        async for event in run_question(request, store=store, similarity=registry.similarity):
+            last = event
+        return last.type if last else "none"
+
+    async def one_tool() -> str:
+        from agent.tools.base import ToolContext
+
+        tool = next(t for t in tools if t.name == what)
+        ctx = ToolContext(audio=ref, samples=store.samples(ref))
+        result = await tool(ctx, {})
+        return result.error or "ok"
+
+    status = asyncio.run(question() if mode == "strategy" else one_tool())
+    _, peak = _rss_mb()
+    return {"idle_mb": round(idle), "peak_mb": round(peak), "status": status}
+
+
+def measure(mode: str, wav: Path, what: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.memory", "--child", mode, str(wav), what],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode or not lines:
+        return {"error": (out.stderr or out.stdout).strip().splitlines()[-1:]}
+    return json.loads(lines[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, nargs="+", default=[10, 60, 300])
+    parser.add_argument("--strategies", nargs="+", default=STRATEGIES)
+    parser.add_argument("--tools", action="store_true", help="each local tool alone")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_child(*args.child)))
+        return
+    if not available():
+        print(f"skipped: the recordings in {DATA} are missing")
+        return
+    folder = Path(tempfile.mkdtemp(prefix="bench-clips-"))
+    if args.tools:
+        names = ["transcribe", "speech_activity", "signal_stats", "sound_events", "music_analysis"]
+        for seconds in args.seconds:
+            wav = build_clip(seconds, folder)
+            for name in names:
+                print(f"{seconds:5.0f} s  {name:16} {measure('tool', wav, name)}", flush=True)
+        return
+    print("clip   strategy        idle MB  peak MB  status")
+    for seconds in args.seconds:
+        wav = build_clip(seconds, folder)
+        for strategy in args.strategies:
+            r = measure("strategy", wav, strategy)
+            if "error" in r:
+                print(f"{seconds:4.0f} s {strategy:15} error: {r['error']}")
+                continue
+            print(
+                f"{seconds:4.0f} s {strategy:15} {r['idle_mb']:7} {r['peak_mb']:8}  {r['status']}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,542 @@
+"""The performance report, in one run:
+
+    python -m bench.perf [--quick] [--sessions 50] [--skip load,peers,offline]
+
+1. loop and storage overhead per call and per run (1, 5, 20 instant scripted calls)
+2. time to first event over SSE, and a 20-call run over HTTP
+3. peers: smolagents' ToolCallingAgent and qwen-agent's Assistant against the same fake
+   OpenAI-compatible loopback server and three tools (instant and 0.5 s); each contender in
+   its own process. The peers live in a separate environment:
+       python -m venv --system-site-packages /work/venv-peers
+       /work/venv-peers/bin/pip install -r requirements-peers.txt
+   (or set AUDIO_AGENT_PEERS_PYTHON to a Python that has them); skipped when missing.
+4. parallel speed-up: four I/O tools and four CPU-bound model calls in one turn vs one
+5. cache speed-up: the same question again (SQLite tool cache)
+6. offline time per stage per audio minute (real models on a 60 s clip)
+7. load: N concurrent sessions (default 50) against a server this script starts on loopback,
+   each a new conversation asking about its own spoken digit (offline default): p50/p95
+   latency, errors, degraded runs, server RSS. Bounded by --load-timeout.
+
+Figures that depend on the machine are also given as ratios. Nothing leaves loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("AUDIO_AGENT_BENCH_DATA", "/work/shared/data"))
+PEERS = ("smolagents", "qwen_agent")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else float("nan")
+
+
+def heading(text: str) -> None:
+    print(f"\n== {text}", flush=True)
+
+
+# -- 1. loop and storage overhead -----------------------------------------------------------------
+
+
+def _silence(folder: Path, seconds: float = 1.0) -> Path:
+    import numpy as np
+    import soundfile as sf
+
+    path = folder / f"silence_{seconds:g}.wav"
+    sf.write(path, np.zeros(int(16_000 * seconds), dtype=np.float32), 16_000)
+    return path
+
+
+def _scripted(calls: int) -> tuple[Any, list[Any]]:
+    from agent.planners.base import FinalAnswer
+    from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
+
+    tools = [ScriptedTool(f"t{i}", "ok") for i in range(calls)]
+
+    def turn(messages, specs, force):  # type: ignore[no-untyped-def]
+        if any(m.role == "tool" for m in messages):
+            return ScriptedTurn(answer=FinalAnswer(text="done"))
+        return ScriptedTurn(calls=[(f"t{i}", {"n": i}) for i in range(calls)])
+
+    return ScriptedPlanner([turn], name="scripted"), tools
+
+
+async def _loop_runs(calls: int, reps: int, folder: Path) -> float:
+    from agent.audio import AudioStore
+    from agent.run import RunRequest, run_question
+    from agent.tools.base import MemoryToolCache
+
+    store = AudioStore(folder / f"audio_loop_{calls}")
+    audio = store.add_file(_silence(folder))
+    times = []
+    for _ in range(reps + 1):
+        planner, tools = _scripted(calls)
+        request = RunRequest("q?", [audio], planner, tools, budget=calls)
+        begun = time.perf_counter()
+        async for _ in run_question(request, store=store, cache=MemoryToolCache()):
+            pass
+        times.append(time.perf_counter() - begun)
+    return median(times[1:])
+
+
+def _service(folder: Path, registry: Any) -> Any:
+    from app import create_service
+    from backend.settings import Settings
+
+    return create_service(Settings(data_dir=folder, warm_up=False), registry)
+
+
+async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
+    from agent.registry import Registry
+    from backend.service import AskRequest
+
+    planner, tools = _scripted(calls)
+    registry = Registry()
+    registry.register(planner, kind="planner")
+    for tool in tools:
+        registry.register(tool, kind="tool")
+    service = _service(folder / f"stored_{calls}", registry)
+    audio_id = service.upload_file(_silence(folder)).id
+    times = []
+    for _ in range(reps + 1):
+        conv = service.store.create_conversation()
+        service.store.clear_tool_cache()
+        ask = AskRequest("q?", audio_id=audio_id, planner="scripted", budget=calls)
+        begun = time.perf_counter()
+        request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)
+        async for _ in service.stream(conv.id, request):
+            pass
+        times.append(time.perf_counter() - begun)
+    return median(times[1:])
+
+
+def section_overhead(reps: int, folder: Path) -> None:
+    heading("1. Loop and storage overhead (instant scripted tools, median of runs)")
+    print("calls   loop/run   loop/call  +SQLite/run  +SQLite/call  storage share")
+    for calls in (1, 5, 20):
+        loop = asyncio.run(_loop_runs(calls, reps, folder))
+        stored = asyncio.run(_stored_runs(calls, reps, folder))
+        print(
+            f"{calls:5}  {ms(loop)} {ms(loop / calls)} {ms(stored)} {ms(stored / calls)}"
+            f"   {(stored - loop) / stored:6.0%}",
+            flush=True,
+        )
+
+
+# -- 2. time to first event over SSE --------------------------------------------------------------
+
+
+def section_sse(reps: int, folder: Path) -> None:
+    from agent.registry import Registry
+    from app import create_app
+    from backend.settings import Settings
+    from tests.servers import serve
+
+    heading("2. Over HTTP (SSE), server on loopback")
+    for calls in (1, 20):
+        planner, tools = _scripted(calls)
+        registry = Registry()
+        registry.register(planner, kind="planner")
+        for tool in tools:
+            registry.register(tool, kind="tool")
+        settings = Settings(data_dir=folder / f"sse_{calls}", warm_up=False)
+        app = create_app(settings, registry=registry, ui=False)
+        firsts, totals = [], []
+        with serve(app) as base, httpx.Client(base_url=base, timeout=60) as http:
+            with _silence(folder).open("rb") as fh:
+                audio_id = http.post("/api/audio", files={"file": ("s.wav", fh)}).json()["id"]
+            for _ in range(reps + 1):
+                conv = http.post("/api/conversations", json={}).json()["id"]
+                app.state.service.store.clear_tool_cache()
+                body = {"question": "q?", "audio_id": audio_id, "budget": calls}
+                begun = time.perf_counter()
+                first = None
+                with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
+                    for line in resp.iter_lines():
+                        if line.startswith("data:") and first is None:
+                            first = time.perf_counter() - begun
+                totals.append(time.perf_counter() - begun)
+                firsts.append(first or float("nan"))
+        print(
+            f"{calls:2} call(s): first event {ms(median(firsts[1:]))}, "
+            f"whole run {ms(median(totals[1:]))}",
+            flush=True,
+        )
+
+
+# -- 3. peers -------------------------------------------------------------------------------------
+
+
+def peers_python() -> str | None:
+    """A Python that can import both peers, or None."""
+    candidates = [os.environ.get("AUDIO_AGENT_PEERS_PYTHON"), "/work/venv-peers/bin/python"]
+    candidates.append(sys.executable)
+    for python in candidates:
+        if not python or not Path(python).exists():
+            continue
+        probe = subprocess.run(
+            [python, "-c", "import smolagents, qwen_agent"], capture_output=True, cwd=ROOT
+        )
+        if probe.returncode == 0:
+            return python
+    return None
+
+
+def _peer_server() -> Any:
+    from bench.peers import TOOLS
+    from tests.fake_openai import FakeOpenAI, Reply
+
+    server = FakeOpenAI()
+
+    def reply(body: dict[str, Any]) -> Reply:
+        server.requests.clear()  # do not keep every body of a long bench
+        names = {t["function"]["name"] for t in body.get("tools") or []}
+        if any(m.get("role") == "assistant" for m in body["messages"]):
+            if "final_answer" in names:  # smolagents ends with its final_answer tool
+                return Reply(tool_calls=[("final_answer", '{"answer": "done"}')])
+            return Reply(text="<answer>done</answer>")
+        if not names:  # qwen-agent's own function-calling prompt: calls written as text
+            return Reply(
+                text="\n".join(
+                    f'<tool_call>\n{{"name": "{name}", "arguments": {{}}}}\n</tool_call>'
+                    for name in TOOLS
+                )
+            )
+        return Reply(tool_calls=[(name, "{}") for name in TOOLS])
+
+    server.chat_fn = reply
+    return server
+
+
+def _contender(python: str, name: str, base: str, delay: float, reps: int) -> list[float]:
+    out = subprocess.run(
+        [python, "-m", "bench.peers", name, base, str(delay), str(reps)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith("[")]
+    if out.returncode or not lines:
+        raise RuntimeError(f"{name}: {(out.stderr or out.stdout).strip()[-400:]}")
+    return json.loads(lines[-1])
+
+
+def section_peers(reps: int) -> None:
+    from tests.servers import serve
+
+    heading("3. Against peers: same fake OpenAI-compatible server, 3 tools asked in one turn")
+    python = peers_python()
+    if python is None:
+        print(
+            "skipped: smolagents and qwen-agent are not installed. Install them apart from the "
+            "app:\n  python -m venv --system-site-packages /work/venv-peers\n"
+            "  /work/venv-peers/bin/pip install -r requirements-peers.txt"
+        )
+        return
+    server = _peer_server()
+    with serve(server.app) as base:
+        url = f"{base}/v1"
+        for delay in (0.0, 0.5):
+            results: dict[str, list[float]] = {}
+            # Interleaved rounds, so a busy moment of the machine hits every contender.
+            for _ in range(3):
+                for name in ("ours", "ours_stored", *PEERS):
+                    exe = sys.executable if name.startswith("ours") else python
+                    try:
+                        results.setdefault(name, []).extend(_contender(exe, name, url, delay, reps))
+                    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                        results[name] = []
+                        print(f"  {name} failed: {exc}")
+            label = "instant tools" if not delay else f"{delay:g} s tools"
+            fastest_peer = min(
+                (median(results[p]) for p in PEERS if results.get(p)), default=float("nan")
+            )
+            print(f"{label}:")
+            for name, times in results.items():
+                if not times:
+                    continue
+                m = median(times)
+                print(
+                    f"  {name:12} median {ms(m)}  p95 {ms(p95(times))}  "
+                    f"x{m / fastest_peer:5.2f} of the fastest peer",
+                    flush=True,
+                )
+
+
+# -- 4. parallel speed-up -------------------------------------------------------------------------
+
+
+async def _turn_time(tools: list[Any], calls: list[tuple[str, dict]], folder: Path) -> float:
+    from agent.audio import AudioStore
+    from agent.planners.base import FinalAnswer
+    from agent.run import RunRequest, run_question
+    from agent.testing import ScriptedPlanner, ScriptedTurn
+    from agent.tools.base import MemoryToolCache
+
+    store = AudioStore(folder / "audio_par")
+    clip = DATA / "esc50" / "audio"
+    wav = next(iter(sorted(clip.glob("*.wav"))), None) if clip.is_dir() else None
+    audio = store.add_file(wav or _silence(folder, 5.0))
+    planner = ScriptedPlanner([ScriptedTurn(calls=calls), ScriptedTurn(answer=FinalAnswer("x"))])
+    request = RunRequest("q?", [audio], planner, tools)
+    begun = time.perf_counter()
+    async for event in run_question(request, store=store, cache=MemoryToolCache()):
+        if event.type == "tool_result" and event.error:
+            raise RuntimeError(event.error)
+    return time.perf_counter() - begun
+
+
+def section_parallel(folder: Path) -> None:
+    from agent.local_models import executor
+    from agent.testing import ScriptedTool
+    from agent.tools.local_events import SoundEventsTool
+
+    heading("4. Parallel speed-up: four calls in one turn vs one")
+
+    def best(tools: list[Any], calls: list[tuple[str, dict]]) -> float:
+        return min(asyncio.run(_turn_time(tools, calls, folder)) for _ in range(3))
+
+    io = [ScriptedTool(f"io{i}", delay_s=0.2) for i in range(4)]
+    one = best(io, [("io0", {})])
+    four = best(io, [(f"io{i}", {}) for i in range(4)])
+    print(f"I/O tools (0.2 s each): one {ms(one)}, four {ms(four)}: four take x{four / one:.2f}")
+    events = SoundEventsTool()
+    asyncio.run(_turn_time([events], [("sound_events", {"top_k": 1})], folder))  # load model
+    calls = [("sound_events", {"top_k": k}) for k in (2, 3, 4, 5)]  # distinct: not joined
+    one = best([events], calls[:1])
+    four = best([events], calls)
+    size = executor.get_executor()
+    print(
+        f"CPU-bound model calls (YAMNet, 5 s clip): one {ms(one)}, four {ms(four)}: four take "
+        f"x{four / one:.2f} (executor: {size.workers} workers x {size.threads_per_call} "
+        f"thread(s), {executor.cpu_count()} cores)"
+    )
+
+
+# -- 5. cache -------------------------------------------------------------------------------------
+
+
+async def _cache_runs(folder: Path) -> tuple[float, float]:
+    from agent.registry import Registry
+    from backend.service import AskRequest
+
+    service = _service(folder / "cache", Registry(env={}))
+    digit = DATA / "fsdd" / "recordings" / "6_theo_4.wav"
+    audio_id = service.upload_file(digit if digit.is_file() else _silence(folder)).id
+    times = []
+    for _ in range(2):
+        conv = service.store.create_conversation()
+        ask = AskRequest("Which number is spoken?", audio_id=audio_id, planner="offline")
+        begun = time.perf_counter()
+        request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)
+        async for _ in service.stream(conv.id, request):
+            pass
+        times.append(time.perf_counter() - begun)
+    return times[0], times[1]
+
+
+def section_cache(folder: Path) -> None:
+    heading("5. Cache speed-up: the same question on the same clip again (offline default)")
+    first, again = asyncio.run(_cache_runs(folder))
+    print(f"first {ms(first)}, again {ms(again)}: x{first / again:.1f} faster from the cache")
+
+
+# -- 6. offline stages ----------------------------------------------------------------------------
+
+
+def section_offline(folder: Path) -> None:
+    from bench.memory import available, build_clip
+
+    heading("6. Offline time per stage per audio minute (60 s clip: speech then music)")
+    if not available():
+        print("skipped: the recordings under AUDIO_AGENT_BENCH_DATA are missing")
+        return
+    from agent.audio import AudioStore
+    from agent.local_models import music, signal, vad, whisper_asr, yamnet
+
+    wav = build_clip(60, folder)
+    store = AudioStore(folder / "audio_offline")
+    begun = time.perf_counter()
+    ref = store.add_file(wav)
+    samples = store.samples(ref)
+    stages = {"decode + store": time.perf_counter() - begun}
+    for name, fn in (
+        ("voice activity (Silero)", lambda: vad.speech_spans(samples)),
+        ("transcribe (whisper tiny.en)", lambda: whisper_asr.transcribe(samples)),
+        ("signal facts (pYIN)", lambda: signal.facts(samples)),
+        ("sound events (YAMNet)", lambda: yamnet.tag(samples)),
+        ("music facts (librosa)", lambda: music.analyze(samples)),
+        ("notes (basic-pitch)", lambda: music.notes(samples)),
+    ):
+        fn() if name.startswith("transcribe") else None  # load whisper outside the timing
+        begun = time.perf_counter()
+        fn()
+        stages[name] = time.perf_counter() - begun
+    minutes = len(samples) / 16_000 / 60
+    for name, seconds in stages.items():
+        print(f"  {name:30} {seconds / minutes:7.2f} s per audio minute")
+
+
+# -- 7. load --------------------------------------------------------------------------------------
+
+
+def _rss(pid: int) -> tuple[float, float]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields.get("VmRSS", 0.0), fields.get("VmHWM", 0.0)
+
+
+async def _session(http: httpx.AsyncClient, wav: Path, deadline: float) -> dict[str, Any]:
+    begun = time.perf_counter()
+    out: dict[str, Any] = {"status": None, "error": None}
+    try:
+        conv = (await http.post("/api/conversations", json={})).json()["id"]
+        files = {"file": (wav.name, wav.read_bytes())}
+        audio = await http.post("/api/audio", files=files)
+        audio.raise_for_status()
+        body = {"question": "Which number is spoken?", "audio_id": audio.json()["id"]}
+        async with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
+            if resp.status_code != 200:
+                out["error"] = f"HTTP {resp.status_code}"
+                await resp.aread()
+            else:
+                async for line in resp.aiter_lines():
+                    if line.startswith("data:"):
+                        event = json.loads(line[5:])
+                        if event.get("type") == "run_finished":
+                            out["status"] = event.get("status")
+                        elif event.get("type") == "run_failed":
+                            out["error"] = event.get("kind")
+                    if time.perf_counter() > deadline:
+                        out["error"] = "bench deadline"
+                        break
+    except (httpx.HTTPError, KeyError, ValueError) as exc:
+        out["error"] = type(exc).__name__
+    out["latency"] = time.perf_counter() - begun
+    return out
+
+
+def section_load(sessions: int, timeout: float, folder: Path) -> None:
+    from tests.servers import free_port
+
+    heading(f"7. Load: {sessions} concurrent sessions, offline default, server on loopback")
+    recordings = sorted((DATA / "fsdd" / "recordings").glob("*.wav"))
+    if not recordings:
+        print("skipped: no spoken-digit recordings under AUDIO_AGENT_BENCH_DATA")
+        return
+    port = free_port()
+    env = {
+        **os.environ,
+        "AUDIO_AGENT_DATA_DIR": str(folder / "load"),
+        "AUDIO_AGENT_PORT": str(port),
+    }
+    server = subprocess.Popen(
+        [sys.executable, "app.py"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < 120:
+            try:
+                httpx.get(f"{base}/api/catalogue", timeout=2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+
+        async def run() -> list[dict[str, Any]]:
+            limits = httpx.Limits(max_connections=sessions + 5)
+            async with httpx.AsyncClient(base_url=base, timeout=timeout, limits=limits) as http:
+                deadline = time.perf_counter() + timeout
+                await _session(http, recordings[-1], deadline)  # models loaded, warm
+                idle, _ = _rss(server.pid)
+                wavs = [recordings[i % len(recordings)] for i in range(sessions)]
+                results = await asyncio.gather(*(_session(http, w, deadline) for w in wavs))
+                results[0]["idle_rss"] = idle
+                return list(results)
+
+        begun = time.perf_counter()
+        results = asyncio.run(run())
+        wall = time.perf_counter() - begun
+        rss, peak = _rss(server.pid)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    latencies = [r["latency"] for r in results if not r["error"]]
+    errors = [r["error"] for r in results if r["error"]]
+    degraded = [r for r in results if r["status"] not in (None, "ok", "forced")]
+    print(
+        f"wall {wall:.1f} s; latency p50 {median(latencies):.2f} s, p95 {p95(latencies):.2f} s; "
+        f"errors {len(errors)} {sorted(set(errors)) if errors else ''}; "
+        f"degraded runs {len(degraded)}; server RSS idle {results[0]['idle_rss']:.0f} MB, "
+        f"after {rss:.0f} MB, peak {peak:.0f} MB"
+    )
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Performance report (see module docstring).")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--load-timeout", type=float, default=900.0)
+    parser.add_argument("--skip", default="", help="comma list: overhead,sse,peers,parallel,")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    reps = 5 if args.quick else 15
+    folder = Path(tempfile.mkdtemp(prefix="bench-perf-"))
+    print(f"bench.perf on {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    try:
+        sections = [
+            ("overhead", lambda: section_overhead(reps, folder)),
+            ("sse", lambda: section_sse(reps, folder)),
+            ("peers", lambda: section_peers(3 if args.quick else 5)),
+            ("parallel", lambda: section_parallel(folder)),
+            ("cache", lambda: section_cache(folder)),
+            ("offline", lambda: section_offline(folder)),
+            ("load", lambda: section_load(args.sessions, args.load_timeout, folder)),
+        ]
+        for name, section in sections:
+            if name not in skip:
+                section()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

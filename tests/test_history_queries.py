@@ -1,0 +1,89 @@
+"""Reading a conversation does not grow with its length: the number of SQL statements for the
+planner's history, the run list and the full view is the same at 2 and at 12 questions."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from sqlalchemy import event
+
+from agent.planners.base import FinalAnswer
+from agent.registry import Registry
+from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
+from app import create_service
+from backend.service import AskRequest
+from backend.settings import Settings
+
+
+@contextmanager
+def counting(engine):
+    statements: list[str] = []
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", before)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", before)
+
+
+def _service(tmp_path):
+    registry = Registry()
+    tool = ScriptedTool("fake_events", "Top classes: Dog 0.91")
+
+    def turn(messages, tools, force):
+        if any(m.role == "tool" for m in messages):
+            question = next(m for m in reversed(messages) if m.role == "user").data["question"]
+            return ScriptedTurn(answer=FinalAnswer(text=f"answer to {question}"))
+        return ScriptedTurn("Listening.", calls=[("fake_events", {})])
+
+    registry.register(ScriptedPlanner([turn]), kind="planner")
+    registry.register(tool, kind="tool")
+    return create_service(Settings(data_dir=tmp_path, warm_up=False), registry)
+
+
+async def _ask(service, conversation_id, audio_id, question):
+    request, _ = service.prepare(
+        conversation_id, AskRequest(question=question, audio_id=audio_id, planner="scripted")
+    )
+    return [e async for e in service.stream(conversation_id, request)]
+
+
+async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, tone_wav):
+    service = _service(tmp_path)
+    audio_id = service.upload_file(tone_wav).id
+    counts = {}
+    for size in (2, 12):
+        conv = service.store.create_conversation()
+        for i in range(size):
+            events = await _ask(service, conv.id, audio_id, f"question {i}?")
+            assert events[-1].type == "run_finished"
+        engine = service.store.engine
+        with counting(engine) as history_sql:
+            history = service._history(conv.id)
+        with counting(engine) as rows_sql:
+            rows = service.conversation_view(conv.id, events=False)
+        with counting(engine) as full_sql:
+            full = service.conversation_view(conv.id)
+        assert [t.question for t in history] == [f"question {i}?" for i in range(size)]
+        assert [t.answer for t in history] == [f"answer to question {i}?" for i in range(size)]
+        user = [v for v in rows if v.message.role == "user"]
+        assert len(user) == size and all(len(v.runs) == 1 and not v.runs[0].events for v in user)
+        traced = [v.runs[0].events for v in full if v.message.role == "user"]
+        assert all(e[0].type == "run_started" and e[-1].type == "run_finished" for e in traced)
+        counts[size] = (len(history_sql), len(rows_sql), len(full_sql))
+    assert counts[2] == counts[12], counts
+    assert counts[12][0] == 1  # the planner's history is one query
+
+
+async def test_unanswered_questions_are_left_out_of_the_history(tmp_path, tone_wav):
+    service = _service(tmp_path)
+    audio_id = service.upload_file(tone_wav).id
+    conv = service.store.create_conversation()
+    await _ask(service, conv.id, audio_id, "first?")
+    service.prepare(conv.id, AskRequest(question="never run?", audio_id=audio_id))
+    await _ask(service, conv.id, audio_id, "third?")
+    history = service._history(conv.id)
+    assert [t.question for t in history] == ["first?", "third?"]
