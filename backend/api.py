@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, File, HTTPException, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.events import RunFailed
 from backend.auth import current_owner
-from backend.limits import check_title
+from backend.limits import Text, check_title, validation_error_response
 from backend.service import AgentService, AskRequest, ServiceError
 from storage.schemas import AudioInfo, ConversationInfo
 
@@ -21,20 +22,20 @@ API_VERSION = "1"
 
 
 class NewConversation(BaseModel):
-    title: str = "New conversation"
+    title: Text = "New conversation"
 
 
 class Rename(BaseModel):
-    title: str  # trimmed and length-checked by check_title (a 422 with a sentence)
+    title: Text  # trimmed and length-checked by check_title (a 422 with a sentence)
 
 
 class AskBody(BaseModel):
-    question: str
-    choices: list[str] = Field(default_factory=list)
-    audio_id: str | None = None
-    planner: str | None = None
-    tools: list[str] | None = None
-    strategy: str = "react"
+    question: Text
+    choices: list[Text] = Field(default_factory=list)
+    audio_id: Text | None = None
+    planner: Text | None = None
+    tools: list[Text] | None = None
+    strategy: Text = "react"
     budget: int | None = Field(default=None, ge=1, le=100)
 
     def to_request(self) -> AskRequest:
@@ -50,8 +51,8 @@ class AskBody(BaseModel):
 
 
 class Contender(BaseModel):
-    planner: str | None = None
-    strategy: str = "react"
+    planner: Text | None = None
+    strategy: Text = "react"
 
 
 class CompareBody(AskBody):
@@ -292,6 +293,8 @@ async def follow_sse(
 
 def install(app: FastAPI, service: AgentService) -> None:
     app.include_router(build_router(service))
+
+    app.add_exception_handler(RequestValidationError, validation_error_response)
 
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:
