@@ -44,7 +44,7 @@ def render_user(question: str, choices: Sequence[str] = (), audio: str | None = 
     if choices:
         parts.append("\n".join(f"- {md_escape(c)}" for c in choices))
     if audio:
-        parts.append(f"🎧 {md_escape(audio)}")
+        parts.append(f"Audio: {md_escape(audio)}")
     return {"role": "user", "content": "\n\n".join(parts)}
 
 
@@ -180,7 +180,9 @@ def render_run(events: Sequence[ev.Event]) -> list[Message]:
             messages.append(message)
     if state.started is not None and not state.ended and not _anything_pending(state):
         label = state.started.planner_label or state.started.planner
-        messages.append(_panel(f"⏳ {label}", "Working…", "pending", ident=f"{run_id}:working"))
+        messages.append(
+            _panel(f"Working: {label}", "Working…", "pending", ident=f"{run_id}:working")
+        )
     elif state.started is None and state.queued is not None and not state.ended:
         messages.append(
             _panel(queued_text(state.queued), "Waiting…", "pending", ident=f"{run_id}:queued")
@@ -189,8 +191,8 @@ def render_run(events: Sequence[ev.Event]) -> list[Message]:
 
 
 def queued_text(event: ev.Queued) -> str:
-    """The state of a run waiting for a slot: "⏳ Queued: N ahead"."""
-    return f"⏳ Queued: {event.ahead} ahead"
+    """The state of a run waiting for a slot: "Queued: N ahead"."""
+    return f"Queued: {event.ahead} ahead"
 
 
 def _anything_pending(state: _RunState) -> bool:
@@ -233,7 +235,7 @@ def _reasoning_message(state: _RunState, turn: _Turn, run_id: str) -> Message | 
     if turn.thought is not None:
         duration = (turn.thought.at - turn.started).total_seconds()
     return _panel(
-        "💭 Reasoning",
+        "Reasoning",
         "\n\n".join(parts) or "…",
         "done" if done else "pending",
         ident=f"{run_id}:turn:{turn.turn}",
@@ -243,7 +245,7 @@ def _reasoning_message(state: _RunState, turn: _Turn, run_id: str) -> Message | 
 
 
 def tool_title(tool: str, model: str | None) -> str:
-    return f"🔧 {tool} · {model}" if model else f"🔧 {tool}"
+    return f"Tool: {tool} · {model}" if model else f"Tool: {tool}"
 
 
 def _arguments_md(arguments: Mapping[str, Any]) -> str:
@@ -262,7 +264,7 @@ def _tool_message(state: _RunState, entry: _Call, run_id: str) -> Message:
     log = None
     if result is None:
         if state.ended:
-            parts.append("⚠️ **No result:** the run ended before this call finished.")
+            parts.append("**No result:** the run ended before this call finished.")
             status, log = "done", "no result"
         else:
             parts.append("_Running…_")
@@ -272,8 +274,8 @@ def _tool_message(state: _RunState, entry: _Call, run_id: str) -> Message:
             ident=f"{run_id}:call:{call.call_id}", log=log,
         )  # fmt: skip
     if result.error:
-        parts.append(f"⚠️ **Error:** {md_escape(result.error)}")
-        log = "⚠️ failed"
+        parts.append(f"**Error:** {md_escape(result.error)}")
+        log = "failed"
     if result.output.strip():
         parts.append("**Output:**\n\n" + md_escape(result.output.strip()))
     elif not result.error:
@@ -304,7 +306,7 @@ def _verification_message(event: ev.Verification, run_id: str) -> Message:
     if event.resolution:
         lines += ["", f"**Resolution:** {md_escape(event.resolution)}"]
     return _panel(
-        f"⚖️ Cross-check of {event.scope}: " + ", ".join(event.compared),
+        f"Cross-check of {event.scope}: " + ", ".join(event.compared),
         "\n".join(lines),
         "done",
         ident=f"{run_id}:verification:{event.seq}",
@@ -314,7 +316,7 @@ def _verification_message(event: ev.Verification, run_id: str) -> Message:
 
 def _document_message(event: ev.DocumentUpdate, run_id: str) -> Message:
     return _panel(
-        f"📝 Working document · iteration {event.iteration}",
+        f"Working document · iteration {event.iteration}",
         md_escape(event.text.strip()) or "_(empty)_",
         "done",
         ident=f"{run_id}:document:{event.seq}",
@@ -362,34 +364,68 @@ def footnote(
     return " · ".join(parts)
 
 
+def answer_line(answer: ev.Answer, choices: Sequence[str] = ()) -> str:
+    """The answer in one line: the choice (or the sentence) and its confidence; when the
+    evidence could not decide, "Can't tell; best guess: X"."""
+    if answer.guess:  # the evidence could not decide: never shown as if it knew
+        line = guess_line(answer)
+        line = f"**{md_escape(line[:1].upper() + line[1:])}**"
+    elif answer.choice is not None:
+        line = f"**Answer: {md_escape(answer.choice)}**"
+    else:
+        line = f"**Answer:** {md_escape(answer.text.strip())}"
+    notes = []
+    if answer.confidence is not None:
+        notes.append(f"confidence {answer.confidence:.2f}")
+    if notes:
+        line += " · " + " · ".join(notes)
+    if answer.choice is None and choices:
+        line += "\n\n_(This answer does not match any of the choices.)_"
+    return line
+
+
+def _repeats(rationale: str, reasoning: str) -> bool:
+    """Whether the rationale is (a part of) the reasoning text, spacing and case aside."""
+    said = " ".join(reasoning.split()).casefold()
+    return bool(said) and " ".join(rationale.split()).casefold() in said
+
+
+def _last_reasoning(state: _RunState) -> str:
+    """The visible text of the run's last planner turn ("" without one)."""
+    if not state.turns:
+        return ""
+    turn = state.turns[max(state.turns)]
+    return turn.thought.text if turn.thought is not None else "".join(turn.parts)
+
+
+def degraded_note(finished: ev.RunFinished) -> str:
+    """What a degraded run lacked: the tools that failed or timed out."""
+    tools = ", ".join(md_escape(t) for t in finished.degraded_tools) or "some tools"
+    return f"**Tools failed:** {tools}. The answer was made without them."
+
+
 def _answer_message(state: _RunState) -> Message | None:
     answer, finished = state.answer, state.finished
     parts: list[str] = []
     if answer is not None:
         choices = state.started.choices if state.started else []
-        if answer.guess:  # the evidence could not decide: never shown as if it knew
-            line = guess_line(answer)
-            parts.append(f"_{md_escape(line[:1].upper() + line[1:])}_")
-        elif answer.choice is not None:
-            parts.append(f"**Answer: {md_escape(answer.choice)}**")
-        elif choices:
-            parts.append(f"**Answer:** {md_escape(answer.text.strip())}")
-            parts.append("_(This answer does not match any of the choices.)_")
-        else:
-            parts.append(f"**Answer:** {md_escape(answer.text.strip())}")
+        parts.append(answer_line(answer, choices))
         # the planner's own <answer> tag is shown above as the answer
         rationale = _ANSWER_TAG.sub("", answer.rationale).strip()
         if answer.choice is None and rationale.startswith(answer.text.strip()):
             rationale = rationale[len(answer.text.strip()) :].strip()  # said just above
+        if rationale and _repeats(rationale, _ANSWER_TAG.sub("", _last_reasoning(state))):
+            rationale = ""  # the last reasoning panel says it already
         if rationale:
             parts.append(md_escape(rationale))
         if answer.forced and (finished is None or finished.status != "forced"):
             parts.append("_Answered when the tool budget was spent._")
+    if finished is not None and finished.status == "degraded":
+        parts.append(degraded_note(finished))
     if finished is not None:
         label = state.started.planner_label if state.started else ""
-        confidence = answer.confidence if answer is not None else None
-        guess = guess_line(answer) if answer is not None and answer.guess else ""
-        parts.append(f"<sub>{md_escape(footnote(finished, label, confidence, guess))}</sub>")
+        # the confidence (and a guess) are on the answer line, not repeated here
+        parts.append(f"<sub>{md_escape(footnote(finished, label))}</sub>")
     if not parts:
         return None
     return {"role": "assistant", "content": "\n\n".join(parts)}
@@ -397,11 +433,11 @@ def _answer_message(state: _RunState) -> Message | None:
 
 def _failed_message(event: ev.RunFailed) -> Message:
     if event.kind == "cancelled":
-        text = f"⏹️ **Stopped.** {md_escape(event.message)}"
+        text = f"**Stopped.** {md_escape(event.message)}"
     elif event.kind == "interrupted":
-        text = f"⏸️ **Interrupted:** {md_escape(event.message)}"
+        text = f"**Interrupted:** {md_escape(event.message)}"
     else:
-        text = f"❌ **The run failed** ({md_escape(event.kind)}): {md_escape(event.message)}"
+        text = f"**The run failed** ({md_escape(event.kind)}): {md_escape(event.message)}"
     return {"role": "assistant", "content": text}
 
 
@@ -538,19 +574,19 @@ def compare_headline(summary: CompareSummary) -> str:
     n = len(summary.runs)
     running = sum(1 for r in summary.runs if r["status"] == "running")
     if running:
-        return f"⏳ **{n - running} of {n} runs finished.**"
+        return f"**{n - running} of {n} runs finished.**"
     votes = " · ".join(f"{md_escape(_clip(a, 60))}: {c}" for a, c in summary.votes.items())
     if summary.agreement and summary.majority:
-        return f"✅ **All {n} runs agree:** {md_escape(summary.majority)}"
+        return f"**All {n} runs agree:** {md_escape(summary.majority)}"
     if summary.majority:
         count = summary.votes[summary.majority]
         return (
-            f"⚖️ **The runs disagree.** Majority answer: **{md_escape(summary.majority)}** "
+            f"**The runs disagree.** Majority answer: **{md_escape(summary.majority)}** "
             f"({count} of {n} runs; votes {votes})"
         )
     if not summary.votes:
-        return f"⚠️ **None of the {n} runs gave an answer.**"
-    return f"⚠️ **No majority** among {n} runs (votes {votes})"
+        return f"**None of the {n} runs gave an answer.**"
+    return f"**No majority** among {n} runs (votes {votes})"
 
 
 def _clip(text: str, limit: int) -> str:

@@ -1,14 +1,17 @@
-"""A picture of the audio with the time spans the tools reported, drawn with numpy and PIL.
+"""An interactive timeline of a run: the audio with the time spans its tools reported, as a
+Plotly figure (shown with ``gr.Plot``).
 
-From top to bottom: the waveform (min/max per pixel column) over one stripe per tool, tinted
-where that tool reported a span; a log-magnitude spectrogram (0 to the Nyquist frequency); one
-lane per tool with its spans as labelled coloured boxes (overlapping spans of one tool are
-stacked in sub-rows); a time axis. The lane titles on the left double as the legend: each
-tool has one colour.
+From top to bottom, on one time axis: the waveform (min/max envelope), a log-magnitude
+spectrogram (0 to the Nyquist frequency), and one lane per tool with its spans as coloured
+bars (overlapping spans of one tool are stacked in sub-rows; transcript segments are one bar
+each, with their words). Hovering a bar shows the tool, the span's label, its times and its
+text; clicking anywhere plays the recording from that time (``frontend/page.js`` connects the
+plot's click to the audio player: each point carries its start time as ``customdata[0]``, or
+its x). Drag to zoom in on a stretch of a long recording; double-click to see all of it.
 
 Spans come from the ``data["spans"]`` (``start``, ``end``, ``label``) of ``tool_result``
-events: sound events, speech activity, transcript segments, silence, notes. Nothing here
-knows about Gradio, the service or the database.
+events, and transcript segments from ``data["segments"]`` (``start``, ``end``, ``text``).
+Nothing here knows about Gradio, the service or the database.
 """
 
 from __future__ import annotations
@@ -16,46 +19,35 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from agent import events as ev
 
-BACKGROUND = (255, 255, 255)
-PANEL = (247, 248, 250)
-INK = (55, 65, 81)
-MUTED = (120, 128, 140)
-GRID = (226, 229, 234)
-WAVE = (75, 85, 99)
+INK = "#1f2937"
+MUTED = "#4b5563"
+GRID = "#e5e7eb"
+WAVE = "#374151"
 
-# Fixed colours for the tools that ship, so a tool looks the same in every run; others
-# take the next free colour of the palette.
+# Fixed colours for the tools that ship, so a tool looks the same in every run; others take
+# the next free colour of the palette. All carry white text at 4.5:1 or more (WCAG AA).
 TOOL_COLOURS = {
-    "sound_events": (31, 119, 180),
-    "speech_activity": (44, 160, 44),
-    "transcribe": (255, 127, 14),
-    "signal_stats": (127, 127, 127),
-    "music_analysis": (148, 103, 189),
+    "sound_events": "#1f5fa8",
+    "speech_activity": "#23702a",
+    "transcribe": "#a14a00",
+    "signal_stats": "#555555",
+    "music_analysis": "#6a3d9a",
 }
-PALETTE = [
-    (214, 39, 40),
-    (23, 190, 207),
-    (188, 189, 34),
-    (227, 119, 194),
-    (140, 86, 75),
-    (31, 119, 180),
-    (255, 127, 14),
-    (44, 160, 44),
-]
-# viridis at five points, interpolated: low energy dark blue, high energy yellow
-_COLORMAP_ANCHORS = np.array(
-    [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)], dtype=float
-)
+PALETTE = ["#b3261e", "#00677f", "#6b5d00", "#9c2a7a", "#7a4a3a", "#3f51b5", "#2e7d32"]
 
 MAX_SUBROWS = 4
 MAX_SPANS_PER_TOOL = 200
+WAVE_POINTS = 1200  # envelope points: the figure's size does not grow with the recording
+SPEC_COLUMNS = 300
+SPEC_BANDS = 64
+LANE_PX = 30  # height of one sub-row of spans
 
 
 @dataclass(frozen=True)
@@ -63,6 +55,7 @@ class Span:
     start: float
     end: float
     label: str = ""
+    text: str = ""  # the words of a transcript segment (the label is their beginning)
 
 
 @dataclass
@@ -74,16 +67,21 @@ class Track:
 
 
 def tracks_from_events(events: Sequence[ev.Event]) -> list[Track]:
-    """One track per tool that reported spans, in the order the tools first answered."""
+    """One track per tool that reported spans, in the order the tools first answered.
+
+    A tool that reports transcript ``segments`` gets one span per segment with its words."""
     tracks: dict[str, Track] = {}
     for event in events:
         if not isinstance(event, ev.ToolResultEvent) or event.error:
             continue
-        raw = event.data.get("spans") if isinstance(event.data, dict) else None
-        if not isinstance(raw, list):
-            continue
-        for item in raw:
-            span = _span(item)
+        data = event.data if isinstance(event.data, dict) else {}
+        segments = data.get("segments")
+        if isinstance(segments, list) and segments:
+            found = [_span(s, words=True) for s in segments]
+        else:
+            raw = data.get("spans")
+            found = [_span(s) for s in raw] if isinstance(raw, list) else []
+        for span in found:
             if span is None:
                 continue
             track = tracks.setdefault(event.tool, Track(event.tool))
@@ -92,7 +90,7 @@ def tracks_from_events(events: Sequence[ev.Event]) -> list[Track]:
     return list(tracks.values())
 
 
-def _span(item: object) -> Span | None:
+def _span(item: object, *, words: bool = False) -> Span | None:
     if not isinstance(item, dict):
         return None
     try:
@@ -102,11 +100,18 @@ def _span(item: object) -> Span | None:
     if not (math.isfinite(start) and math.isfinite(end)):
         return None
     start, end = min(start, end), max(start, end)
+    if words:
+        text = " ".join(str(item.get("text") or "").split())
+        return Span(max(start, 0.0), end, _clip(text, 40), text)
     return Span(max(start, 0.0), end, str(item.get("label") or "").strip())
 
 
-def tool_colours(tracks: Sequence[Track]) -> dict[str, tuple[int, int, int]]:
-    colours: dict[str, tuple[int, int, int]] = {}
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def tool_colours(tracks: Sequence[Track]) -> dict[str, str]:
+    colours: dict[str, str] = {}
     free = iter(c for c in PALETTE if c not in TOOL_COLOURS.values())
     for track in tracks:
         colours[track.tool] = TOOL_COLOURS.get(track.tool) or next(free, PALETTE[0])
@@ -132,169 +137,13 @@ def subrows(spans: Sequence[Span]) -> list[int]:
     return rows
 
 
-@dataclass
-class Layout:
-    """Where everything goes; ``draw_timeline`` and the tests share it."""
-
-    width: int
-    duration: float
-    tracks: list[Track]
-    left: int = 150  # lane titles (the legend)
-    right: int = 14
-    top: int = 30  # the title line
-    wave_h: int = 64
-    spec_h: int = 112
-    gap: int = 8
-    subrow_h: int = 18
-    lane_pad: int = 5
-    axis_h: int = 24
-    rows: list[list[int]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.rows = [subrows(t.spans) for t in self.tracks]
-
-    @property
-    def plot_w(self) -> int:
-        return self.width - self.left - self.right
-
-    def x(self, seconds: float) -> float:
-        """The pixel column of a time."""
-        if self.duration <= 0:
-            return float(self.left)
-        fraction = min(max(seconds / self.duration, 0.0), 1.0)
-        return self.left + fraction * self.plot_w
-
-    @property
-    def wave_top(self) -> int:
-        return self.top
-
-    @property
-    def spec_top(self) -> int:
-        return self.wave_top + self.wave_h + self.gap
-
-    @property
-    def lanes_top(self) -> int:
-        return self.spec_top + self.spec_h + self.gap
-
-    def lane_h(self, index: int) -> int:
-        count = max(self.rows[index], default=0) + 1
-        return count * self.subrow_h + 2 * self.lane_pad
-
-    def lane_top(self, index: int) -> int:
-        return self.lanes_top + sum(self.lane_h(i) + 2 for i in range(index))
-
-    def span_box(self, track: int, span: int) -> tuple[float, float, float, float]:
-        """(x0, y0, x1, y1) of one span's box."""
-        s = self.tracks[track].spans[span]
-        y0 = self.lane_top(track) + self.lane_pad + self.rows[track][span] * self.subrow_h
-        x0, x1 = self.x(s.start), self.x(s.end)
-        x1 = max(x1, x0 + 2)  # a very short span stays visible
-        return x0, y0 + 1, x1, y0 + self.subrow_h - 2
-
-    @property
-    def lanes_h(self) -> int:
-        if not self.tracks:
-            return 30  # room for "no spans" note
-        return sum(self.lane_h(i) + 2 for i in range(len(self.tracks)))
-
-    @property
-    def axis_top(self) -> int:
-        return self.lanes_top + self.lanes_h
-
-    @property
-    def height(self) -> int:
-        return self.axis_top + self.axis_h
-
-
-@cache
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    for name in ("DejaVuSans.ttf", "LiberationSans-Regular.ttf"):
-        try:
-            return ImageFont.truetype(name, size)
-        except OSError:
-            continue
-    return ImageFont.load_default(size=size)
-
-
-def draw_timeline(
-    samples: np.ndarray,
-    sample_rate: int,
-    tracks: Sequence[Track],
-    *,
-    width: int = 1100,
-    title: str = "",
-) -> Image.Image:
-    """The waveform, spectrogram and tool spans of one recording, as an RGB image."""
-    samples = np.asarray(samples, dtype=np.float32).reshape(-1)
-    duration = samples.size / sample_rate if sample_rate > 0 else 0.0
-    layout = Layout(width=width, duration=duration, tracks=list(tracks))
-    colours = tool_colours(layout.tracks)
-    image = Image.new("RGB", (layout.width, layout.height), BACKGROUND)
-    draw = ImageDraw.Draw(image)
-    small, normal = _font(12), _font(14)
-
-    if title:
-        draw.text((layout.left, 8), _fit(draw, title, normal, layout.plot_w), fill=INK, font=normal)
-    _draw_waveform(image, layout, samples, colours)
-    _draw_spectrogram(image, layout, samples, sample_rate)
-    draw = ImageDraw.Draw(image)
-    draw.text((8, layout.wave_top + 4), "waveform", fill=MUTED, font=small)
-    draw.text((8, layout.spec_top + 4), "spectrogram", fill=MUTED, font=small)
-    nyquist = sample_rate / 2000 if sample_rate else 0
-    draw.text((layout.left - 6, layout.spec_top), f"{nyquist:g} kHz", fill=MUTED, font=small,
-              anchor="ra")  # fmt: skip
-    draw.text((layout.left - 6, layout.spec_top + layout.spec_h), "0", fill=MUTED, font=small,
-              anchor="rd")  # fmt: skip
-    _draw_lanes(draw, layout, colours, small, normal)
-    _draw_axis(draw, layout, small)
-    return image
-
-
-def _draw_waveform(
-    image: Image.Image,
-    layout: Layout,
-    samples: np.ndarray,
-    colours: dict[str, tuple[int, int, int]],
-) -> None:
-    top, height, left, plot_w = layout.wave_top, layout.wave_h, layout.left, layout.plot_w
-    overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
-    odraw = ImageDraw.Draw(overlay)
-    odraw.rectangle([left, top, left + plot_w - 1, top + height - 1], fill=(*PANEL, 255))
-    # Behind the waveform, one horizontal stripe per tool, tinted where it reported a span.
-    stripes = len(layout.tracks)
-    for index, track in enumerate(layout.tracks):
-        y0 = top + round(index * height / stripes)
-        y1 = top + round((index + 1) * height / stripes) - 1
-        for span in track.spans:
-            x0, x1 = layout.x(span.start), max(layout.x(span.end), layout.x(span.start) + 1)
-            odraw.rectangle([x0, y0, x1, y1], fill=(*colours[track.tool], 60))
-    image.paste(Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB"))
-    draw = ImageDraw.Draw(image)
-    middle = top + height / 2
-    draw.line([left, middle, left + plot_w - 1, middle], fill=GRID)
-    if samples.size == 0:
-        return
-    lows, highs = _column_extremes(samples, plot_w)
-    peak = max(float(np.max(np.abs(samples))), 1e-6)
-    scale = (height / 2 - 3) / peak
-    for column, (low, high) in enumerate(zip(lows, highs, strict=True)):
-        x = left + column
-        draw.line([x, middle - high * scale, x, middle - low * scale], fill=WAVE)
-
-
-def _column_extremes(samples: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
-    starts = (np.arange(columns) * samples.size) // columns
-    starts = np.minimum(starts, samples.size - 1)
-    return np.minimum.reduceat(samples, starts), np.maximum.reduceat(samples, starts)
-
-
 def spectrogram_columns(
     samples: np.ndarray, columns: int, n_fft: int = 512, per_column: int = 4
 ) -> np.ndarray:
     """Log power (dB) of ``columns`` evenly spaced analysis points: shape (n_fft//2+1, columns).
 
-    Each pixel column averages the power of up to ``per_column`` frames around its centre, so
-    the cost depends on the picture's width, not on the length of the recording."""
+    Each column averages the power of up to ``per_column`` frames around its centre, so the
+    cost depends on the number of columns, not on the length of the recording."""
     n = samples.size
     padded = np.pad(samples, (n_fft // 2, n_fft // 2))
     span = n / columns
@@ -309,81 +158,15 @@ def spectrogram_columns(
     return (10 * np.log10(power + 1e-10)).T
 
 
-def _colormap(values: np.ndarray) -> np.ndarray:
-    """Values in 0..1 to RGB (uint8) along the viridis anchors."""
-    position = np.clip(values, 0, 1) * (len(_COLORMAP_ANCHORS) - 1)
-    low = np.floor(position).astype(int)
-    high = np.minimum(low + 1, len(_COLORMAP_ANCHORS) - 1)
-    weight = (position - low)[..., None]
-    rgb = _COLORMAP_ANCHORS[low] * (1 - weight) + _COLORMAP_ANCHORS[high] * weight
-    return rgb.astype(np.uint8)
-
-
-def _draw_spectrogram(
-    image: Image.Image, layout: Layout, samples: np.ndarray, sample_rate: int
-) -> None:
-    top, height, left, plot_w = layout.spec_top, layout.spec_h, layout.left, layout.plot_w
-    if samples.size == 0 or sample_rate <= 0:
-        ImageDraw.Draw(image).rectangle([left, top, left + plot_w - 1, top + height - 1], PANEL)
-        return
-    db = spectrogram_columns(samples, plot_w)
-    ceiling = float(db.max())
-    normalised = (db - (ceiling - 80.0)) / 80.0  # an 80 dB range below the loudest bin
-    rgb = _colormap(normalised[::-1])  # low frequencies at the bottom
-    picture = Image.fromarray(rgb, "RGB").resize((plot_w, height), Image.Resampling.BILINEAR)
-    image.paste(picture, (left, top))
-
-
-def _draw_lanes(
-    draw: ImageDraw.ImageDraw,
-    layout: Layout,
-    colours: dict[str, tuple[int, int, int]],
-    small: ImageFont.FreeTypeFont | ImageFont.ImageFont,
-    normal: ImageFont.FreeTypeFont | ImageFont.ImageFont,
-) -> None:
-    if not layout.tracks:
-        draw.text(
-            (layout.left, layout.lanes_top + 8),
-            "No tool reported time spans in this run.",
-            fill=MUTED,
-            font=normal,
-        )
-        return
-    for index, track in enumerate(layout.tracks):
-        top, height = layout.lane_top(index), layout.lane_h(index)
-        colour = colours[track.tool]
-        draw.rectangle(
-            [layout.left, top, layout.left + layout.plot_w - 1, top + height - 1], fill=PANEL
-        )
-        # the legend: a swatch and the tool's name
-        draw.rectangle([8, top + 6, 18, top + 16], fill=colour)
-        name = _fit(draw, track.tool, normal, layout.left - 30)
-        draw.text((24, top + 4), name, fill=INK, font=normal)
-        for span_index, span in enumerate(track.spans):
-            x0, y0, x1, y1 = layout.span_box(index, span_index)
-            draw.rectangle([x0, y0, x1, y1], fill=colour)
-            label = _fit(draw, span.label, small, x1 - x0 - 6)
-            if label:
-                draw.text((x0 + 3, (y0 + y1) / 2), label, fill=_text_on(colour), font=small,
-                          anchor="lm")  # fmt: skip
-
-
-def _draw_axis(
-    draw: ImageDraw.ImageDraw,
-    layout: Layout,
-    font: ImageFont.FreeTypeFont | ImageFont.ImageFont,
-) -> None:
-    top = layout.axis_top + 2
-    draw.line([layout.left, top, layout.left + layout.plot_w, top], fill=MUTED)
-    if layout.duration <= 0:
-        return
-    step = tick_step(layout.duration)
-    ticks = np.arange(0, layout.duration + 1e-9, step)
-    for tick in ticks:
-        x = layout.x(float(tick))
-        draw.line([x, top, x, top + 4], fill=MUTED)
-        anchor = "ra" if x > layout.left + layout.plot_w - 20 else "ma"
-        draw.text((x, top + 6), _seconds(float(tick), step), fill=MUTED, font=font, anchor=anchor)
+def envelope(samples: np.ndarray, sample_rate: int, points: int = WAVE_POINTS) -> tuple:
+    """(times, lows, highs): the min and max of ``points`` equal stretches of the samples."""
+    points = max(1, min(points, samples.size))
+    starts = (np.arange(points) * samples.size) // points
+    lows = np.minimum.reduceat(samples, starts)
+    highs = np.maximum.reduceat(samples, starts)
+    ends = np.append(starts[1:], samples.size)
+    times = (starts + ends) / 2 / sample_rate
+    return times, lows, highs
 
 
 def tick_step(duration: float, target: int = 10) -> float:
@@ -394,29 +177,181 @@ def tick_step(duration: float, target: int = 10) -> float:
     return 600.0 * math.ceil(duration / 600.0 / target)
 
 
-def _seconds(value: float, step: float) -> str:
-    if step >= 60 and value >= 60:
-        return f"{int(value // 60)}:{int(value % 60):02d}"
-    return f"{value:.1f} s" if step < 1 else f"{value:.0f} s"
+def _hover_text(text: str, width: int = 60, br: bool = False) -> str:
+    """Words wrapped into lines of about ``width`` characters (``<br>`` between them, and
+    before them with ``br``; "" without words)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    wrapped = "<br>".join(_escape(line) for line in lines)
+    return f"<br>{wrapped}" if br and wrapped else wrapped
 
 
-def _fit(
-    draw: ImageDraw.ImageDraw,
-    text: str,
-    font: ImageFont.FreeTypeFont | ImageFont.ImageFont,
-    width: float,
-) -> str:
-    """The text, cut with an ellipsis to fit ``width`` pixels ("" if not even one letter fits)."""
-    text = " ".join(text.split())
-    if not text or width <= 8:
-        return ""
-    if draw.textlength(text, font=font) <= width:
-        return text
-    while text and draw.textlength(text + "…", font=font) > width:
-        text = text[:-1]
-    return text.rstrip() + "…" if text else ""
+def _escape(text: str) -> str:
+    """Plotly renders hover and bar text as a small HTML subset: show it literally."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _text_on(colour: tuple[int, int, int]) -> tuple[int, int, int]:
-    r, g, b = colour
-    return (20, 20, 20) if 0.299 * r + 0.587 * g + 0.114 * b > 150 else (255, 255, 255)
+def lane_rows(tracks: Sequence[Track]) -> tuple[list[list[float]], list[float], int]:
+    """The y of every span (lanes top to bottom), each lane's centre, and the rows in all."""
+    ys: list[list[float]] = []
+    centres: list[float] = []
+    row = 0
+    for track in tracks:
+        packed = subrows(track.spans)
+        count = max(packed, default=0) + 1
+        ys.append([-(row + r) for r in packed])
+        centres.append(-(row + (count - 1) / 2))
+        row += count
+    return ys, centres, row
+
+
+def timeline_figure(
+    samples: np.ndarray | None,
+    sample_rate: int,
+    tracks: Sequence[Track],
+    *,
+    title: str = "",
+) -> go.Figure:
+    """The waveform, spectrogram and tool spans of one recording."""
+    samples = np.asarray(samples if samples is not None else [], dtype=np.float32).reshape(-1)
+    duration = samples.size / sample_rate if sample_rate > 0 and samples.size else 0.0
+    duration = max([duration, *(s.end for t in tracks for s in t.spans)])
+    colours = tool_colours(tracks)
+    ys, centres, rows = lane_rows(tracks)
+    lanes_px = max(rows, 1) * LANE_PX + 20
+    wave_px, spec_px = (70, 100) if samples.size else (0, 0)
+    heights = [h for h in (wave_px, spec_px) if h] + [lanes_px]
+    fig = make_subplots(
+        rows=len(heights),
+        cols=1,
+        shared_xaxes=True,
+        row_heights=[h / sum(heights) for h in heights],
+        vertical_spacing=0.03,
+    )
+    lane_row = len(heights)
+    if samples.size:
+        _add_waveform(fig, samples, sample_rate)
+        _add_spectrogram(fig, samples, sample_rate)
+    for index, track in enumerate(tracks):
+        spans = track.spans
+        fig.add_trace(
+            go.Bar(
+                orientation="h",
+                base=[s.start for s in spans],
+                x=[max(s.end - s.start, duration / 400 or 0.01) for s in spans],
+                y=ys[index],
+                width=0.8,
+                marker={"color": colours[track.tool], "line": {"width": 0}},
+                text=[_escape(s.label) for s in spans],
+                textposition="inside",
+                insidetextanchor="start",
+                textfont={"color": "#ffffff", "size": 12},
+                constraintext="inside",
+                customdata=[
+                    [s.start, s.end, _escape(s.label) or "(no label)", _hover_text(s.text, br=True)]
+                    for s in spans
+                ],
+                hovertemplate=(
+                    "<b>%{customdata[2]}</b><br>%{customdata[0]:.2f}–%{customdata[1]:.2f} s"
+                    "%{customdata[3]}<extra>" + _escape(track.tool) + "</extra>"
+                ),
+                name=track.tool,
+                showlegend=False,
+            ),
+            row=lane_row,
+            col=1,
+        )
+    if not tracks:
+        fig.add_annotation(
+            text="No tool reported time spans in this run.",
+            xref="x domain",
+            yref="y domain",
+            x=0,
+            y=0.5,
+            showarrow=False,
+            font={"color": MUTED, "size": 13},
+            xanchor="left",
+            row=lane_row,
+            col=1,
+        )
+    fig.update_yaxes(
+        tickvals=centres,
+        ticktext=[_escape(t.tool) for t in tracks],
+        range=[-(max(rows, 1) - 0.5), 0.5],
+        showgrid=False,
+        zeroline=False,
+        row=lane_row,
+        col=1,
+    )
+    step = tick_step(duration) if duration else 1.0
+    fig.update_xaxes(
+        range=[0, duration or 1.0], dtick=step, ticksuffix=" s", showgrid=True,
+        gridcolor=GRID, zeroline=False, color=MUTED,
+    )  # fmt: skip
+    fig.update_xaxes(title_text="time (drag to zoom, double-click to see it all)", row=lane_row)
+    fig.update_yaxes(fixedrange=True, color=MUTED)  # zoom in time only
+    fig.update_layout(
+        template="none",
+        height=sum(heights) + 110,
+        margin={"l": 120, "r": 16, "t": 40, "b": 50},
+        title={"text": _escape(title), "x": 0, "xanchor": "left", "font": {"size": 14}},
+        font={"family": "system-ui, sans-serif", "size": 12, "color": INK},
+        hovermode="closest",
+        dragmode="zoom",
+        barmode="overlay",
+        paper_bgcolor="#ffffff",
+        plot_bgcolor="#f9fafb",
+        showlegend=False,
+    )
+    return fig
+
+
+def _add_waveform(fig: go.Figure, samples: np.ndarray, sample_rate: int) -> None:
+    times, lows, highs = envelope(samples, sample_rate)
+    peak = max(float(np.max(np.abs(samples))), 1e-6)
+    t = np.round(times, 3).tolist()
+    fig.add_trace(
+        go.Scatter(x=t, y=np.round(lows / peak, 3).tolist(), mode="lines",
+                   line={"width": 0.5, "color": WAVE}, hoverinfo="skip", showlegend=False),
+        row=1, col=1,
+    )  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=t, y=np.round(highs / peak, 3).tolist(), mode="lines", fill="tonexty",
+            line={"width": 0.5, "color": WAVE}, fillcolor=WAVE, showlegend=False,
+            name="waveform", hovertemplate="%{x:.2f} s<extra>waveform</extra>",
+        ),
+        row=1, col=1,
+    )  # fmt: skip
+    fig.update_yaxes(
+        range=[-1.05, 1.05], showticklabels=False, showgrid=False, zeroline=False,
+        title_text="waveform", row=1, col=1,
+    )  # fmt: skip
+
+
+def _add_spectrogram(fig: go.Figure, samples: np.ndarray, sample_rate: int) -> None:
+    columns = max(1, min(SPEC_COLUMNS, samples.size // 256))
+    db = spectrogram_columns(samples, columns)
+    bins = db.shape[0] - 1  # drop the Nyquist bin: an even number of bands
+    bands = db[:bins].reshape(SPEC_BANDS, bins // SPEC_BANDS, -1).mean(axis=1)
+    ceiling = float(bands.max())
+    bands = np.clip(bands, ceiling - 80.0, ceiling)  # an 80 dB range below the loudest
+    duration = samples.size / sample_rate
+    times = ((np.arange(columns) + 0.5) * duration / columns).round(3).tolist()
+    nyquist_khz = sample_rate / 2000
+    freqs = ((np.arange(SPEC_BANDS) + 0.5) * nyquist_khz / SPEC_BANDS).round(2).tolist()
+    fig.add_trace(
+        go.Heatmap(
+            z=np.round(bands, 1).tolist(), x=times, y=freqs, colorscale="Viridis",
+            showscale=False, name="spectrogram",
+            hovertemplate="%{x:.2f} s · %{y:.1f} kHz · %{z:.0f} dB<extra>spectrogram</extra>",
+        ),
+        row=2, col=1,
+    )  # fmt: skip
+    fig.update_yaxes(
+        title_text="kHz", range=[0, nyquist_khz], showgrid=False, zeroline=False, row=2, col=1
+    )

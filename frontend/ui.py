@@ -1,13 +1,18 @@
 """The Gradio Blocks UI: a thin translation of the service's events into chat messages.
 
-Layout: a sidebar with past conversations (open, rename, delete, export); two tabs, the chat,
-where every planner turn and tool call of a run appears live as a collapsible panel, and
-compare mode, where several (planner, strategy) pairs answer the same question in columns
-side by side, then a summary; on the right the audio, question and answer choices, the
-preset, planner, strategy and tool toggles; below, the trace of an answer: a timeline of the
-time spans its tools reported and a table of its calls.
-All rendering lives in ``frontend.render`` (chat messages, tables) and ``frontend.timeline``
-(the picture) and is shared by live runs and reopened ones.
+Layout: a sidebar with past conversations (search, grouped by day; open, rename, delete with
+undo, export), closed by default on narrow screens; two tabs, the chat, where every planner
+turn and tool call of a run appears live as a collapsible panel, and compare mode, where
+several (planner, strategy) pairs answer the same question in columns side by side, then a
+summary; under them the input as in any chat: the conversation's recording (a player with a
+download link), a new recording, the question (Enter sends, Shift+Enter adds a line) and the
+answer choices; beside them (below on phones) the preset, planner, strategy and tool
+toggles; at the bottom, the trace of an answer: an interactive timeline of the time spans its
+tools reported (click to play from there) and a table of its calls.
+All rendering lives in ``frontend.render`` (chat messages, tables), ``frontend.timeline``
+(the figure) and ``frontend.history`` (the sidebar list) and is shared by live runs and
+reopened ones; ``page.css``, ``page.js`` and ``history.js`` beside this file are the page's
+styles and behaviour.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ import itertools
 import json
 import logging
 import re
-import shutil
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -26,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-from PIL import Image
+import plotly.graph_objects as go
 
 from agent import events as ev
 from agent.audio import SAMPLE_RATE
@@ -39,7 +43,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import files, live, render, timeline
+from frontend import files, history, live, render, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -51,30 +55,20 @@ FORMATS = "wav, mp3, ogg, flac, m4a, webm"
 MAX_CONTENDERS = 4  # runs in one comparison
 DEFAULT_COMPARE_STRATEGIES = ("react", "evidence")
 
+UNDO_S = 8.0  # a deleted conversation can be brought back for this long
 HELP_HTML = (
     "Upload or record audio and ask a question (answer choices optional, one per line): the "
     "planner's reasoning and every tool call stream into the chat. <b>Compare</b> runs several "
     "planners or strategies at once."
 )
+INPUT_HINT = "**Enter** sends · **Shift+Enter** adds a line"
 
 # Gradio 6 takes page CSS only in launch()/mount_gradio_app(); so that build_ui alone makes the
-# page tidy, the header component injects it into <head>.
-CSS = """
-#header h1 { margin: 0 0 2px 0; font-size: 1.55rem; }
-#header p { margin: 0; font-size: 0.9rem; }
-#conversation-list .wrap { flex-direction: column; gap: 4px; }
-#conversation-list label { width: 100%; margin: 0; }
-#conversation-list label span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-#audio-note p, #planner-note p, #compare-note p { font-size: 0.85rem; margin: 0; }
-#planner-note { padding: 0 12px; }
-#status p { color: var(--error-text-color); font-weight: 500; font-size: 0.9rem; margin: 0; }
-#compare-summary p { margin: 4px 0; }
-#compare-summary table, #chat table { font-size: 0.8rem; }
-#compare-summary th, #compare-summary td, #chat th, #chat td { padding: 4px 6px; }
-.compare-column button[aria-label="Clear"] { display: none; }
-#unavailable p, #unavailable li { font-size: 0.85rem; }
-.compare-column .prose { font-size: 0.88rem !important; }
-"""
+# page tidy, the header component injects it into <head> (and runs the page's script).
+_HERE = Path(__file__).parent
+CSS = (_HERE / "page.css").read_text()
+PAGE_JS = (_HERE / "page.js").read_text()
+HISTORY_JS = (_HERE / "history.js").read_text()
 
 
 def _temp_dir(*parts: str) -> Path:
@@ -130,15 +124,31 @@ def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
 def strategy_choices(catalogue: dict[str, Any]) -> list[tuple[str, str]]:
     """The strategies to offer: from the catalogue when it lists them, else the agent's own."""
     entries = catalogue.get("strategies")
-    if entries:
+    if entries:  # short labels: the dropdown is narrow (the full one is its info line)
         return [
-            (e.get("label") or e["name"], e["name"]) for e in entries if e.get("available", True)
+            (f"{render.short_label(e.get('label') or e['name'])} · {e['name']}", e["name"])
+            for e in entries
+            if e.get("available", True)
         ]
     try:
         from agent.strategies import STRATEGY_LABELS
     except ImportError:
         return []
     return [(f"{label.split(' (')[0]} · {name}", name) for name, label in STRATEGY_LABELS.items()]
+
+
+def strategy_info(catalogue: dict[str, Any], name: str | None) -> str:
+    """What the picked strategy does (its full label), for the line under the dropdown."""
+    entries = {e["name"]: e for e in catalogue.get("strategies") or []}
+    label = (entries.get(name or "") or {}).get("label")
+    if not label:
+        try:
+            from agent.strategies import STRATEGY_LABELS
+
+            label = STRATEGY_LABELS.get(name or "")
+        except ImportError:
+            label = None
+    return f"{label}." if label else "The method the planner follows."
 
 
 def contenders(planners: Sequence[str] | None, strategies: Sequence[str] | None) -> list[tuple]:
@@ -150,7 +160,7 @@ def contenders(planners: Sequence[str] | None, strategies: Sequence[str] | None)
 def planner_note(entry: dict[str, Any] | None) -> str:
     """Who answers: the planner in full, its model and what it is."""
     if entry is None:
-        return "⚠️ No planner is available; see *Unavailable planners, tools and presets*."
+        return "**No planner is available;** see *Unavailable planners, tools and presets*."
     text = f"Planner: **{entry['label'] or entry['name']}**"
     if entry.get("model"):
         text += f" · `{entry['model']}`"
@@ -193,13 +203,20 @@ class _Ui:
         self.presets = [p for p in catalogue.get("presets", []) if p["available"]]
         self.strategies = strategy_choices(catalogue)
         self.components: dict[str, Any] = {}
+        # conversations deleted but still undoable: id -> the timer that deletes them
+        self.pending_deletes: dict[str, asyncio.TimerHandle] = {}
 
     # -- helpers ------------------------------------------------------------------------------
-    def conversation_choices(self) -> list[tuple[str, str]]:
-        return [(c.title, c.id) for c in self.store.list_conversations()]
+    def history_entries(self) -> list[history.Entry]:
+        conversations = [
+            c for c in self.store.list_conversations() if c.id not in self.pending_deletes
+        ]
+        names = self.store.conversation_audio_names(c.id for c in conversations)
+        return history.entries(conversations, names)
 
-    def list_update(self, selected: str | None) -> dict[str, Any]:
-        return gr.update(choices=self.conversation_choices(), value=selected)
+    def list_update(self, selected: str | None) -> str:
+        """The sidebar's list (HTML), with ``selected`` marked as the open conversation."""
+        return history.history_html(self.history_entries(), selected)
 
     def audio_labels(self, views: list[MessageView]) -> dict[str, str]:
         labels = {}
@@ -220,24 +237,39 @@ class _Ui:
         if info is None:
             return ""
         return (
-            f"🎧 This conversation's audio: **{render.md_escape(info.name or 'recording')}** "
-            f"({info.duration_s:.1f} s). A follow-up question uses it unless you give another."
+            f"A follow-up question uses **{render.md_escape(info.name or 'recording')}** "
+            "unless you give another recording below."
         )
 
-    def audio_copy(self, conversation_id: str) -> str | None:
-        """The conversation's latest recording, copied where Gradio may serve it from."""
-        audio_id = self.service.latest_audio_id(conversation_id)
+    def player_html(self, conversation_id: str | None) -> str:
+        """The conversation's recording as a compact player with a download link ("" without
+        one); the timelines play it from the time clicked."""
+        audio_id = self.service.latest_audio_id(conversation_id) if conversation_id else None
         info = self.store.get_audio(audio_id) if audio_id else None
-        if info is None or not Path(info.original_path).is_file():
-            return None
-        original = Path(info.original_path)
-        folder = _temp_dir("audio") / info.id
-        name = Path(info.name).stem if info.name else "recording"
-        target = folder / f"{_safe_name(name)}{original.suffix}"
-        if not target.is_file():
-            folder.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(original, target)
-        return str(target)
+        if info is None:
+            return ""
+        url = f"/api/audio/{html.escape(info.id)}"
+        name = html.escape(render.audio_label(info.name or "recording", info.duration_s))
+        return (
+            f'<span class="chip-name">Recording: {name}</span>'
+            f'<audio controls preload="metadata" src="{url}" '
+            f'aria-label="Play the recording {name}"></audio>'
+            f'<a href="{url}" download>Download audio</a>'
+            '<span class="chip-status" role="status" aria-live="polite"></span>'
+        )
+
+    def audio_views(self, conversation_id: str | None) -> dict[Any, Any]:
+        """The player, the note under it, and the new-recording box (open without one)."""
+        c = self.components
+        player = self.player_html(conversation_id)
+        return {
+            c["player"]: gr.update(value=player, visible=bool(player)),
+            c["audio_note"]: self.audio_note(conversation_id),
+            c["audio_box"]: gr.Accordion(
+                label="Use another recording" if player else f"Recording ({FORMATS})",
+                open=not player,
+            ),
+        }
 
     def export_file(self, conversation_id: str) -> str | None:
         try:
@@ -270,7 +302,7 @@ class _Ui:
         rows = render.trace_rows(events)
         return rows, render.trace_totals(events) if events else ""
 
-    def timeline_image(self, events: Sequence[ev.Event]) -> Image.Image | None:
+    def timeline_figure(self, events: Sequence[ev.Event], short: bool = False) -> go.Figure | None:
         """The run's audio with the spans its tools reported; None without audio."""
         started = next((e for e in events if isinstance(e, ev.RunStarted)), None)
         if started is None or not started.audio_ids:
@@ -280,14 +312,12 @@ class _Ui:
             return None
         try:
             samples = self.service.audio.samples(ref)
-            title = (
-                f"{render.contender_label(render.planner_label_of(events), started.strategy)}"
-                f" · {ref.name or 'recording'} · time spans reported by the tools"
-            )
-            return timeline.draw_timeline(
+            label = render.contender_label(render.planner_label_of(events), started.strategy)
+            title = label if short else f"{label} · {ref.name or 'recording'} · tool time spans"
+            return timeline.timeline_figure(
                 samples, SAMPLE_RATE, timeline.tracks_from_events(events), title=title
             )
-        except Exception:  # a picture must never break the page
+        except Exception:  # a figure must never break the page
             log.exception("could not draw the timeline of run %s", started.run_id)
             return None
 
@@ -299,7 +329,7 @@ class _Ui:
         return {
             c["trace_df"]: rows,
             c["trace_totals"]: totals,
-            c["timeline"]: self.timeline_image(events),
+            c["timeline"]: self.timeline_figure(events),
         }
 
     def planner_label(self, name: str | None) -> str:
@@ -311,8 +341,8 @@ class _Ui:
         total = len(planners or []) * len(strategies or [])
         if len(pairs) < 2:
             return (
-                "Every pair of the planners and strategies picked here answers the question on "
-                f"the right: pick pairs that make 2 to {MAX_CONTENDERS} runs (e.g. one planner, "
+                "Every pair of the planners and strategies picked here answers the question "
+                f"below: pick pairs that make 2 to {MAX_CONTENDERS} runs (e.g. one planner, "
                 "two strategies)."
             )
         text = f"**{len(pairs)} runs side by side:** " + ", ".join(
@@ -345,11 +375,24 @@ class _Ui:
         height = 440 if len(columns) <= 2 else 340
         update: dict[Any, Any] = {c["compare_rows"][1]: gr.update(visible=len(columns) > 2)}
         for index, chat in enumerate(c["compare_chats"]):
+            plot, heading = c["compare_plots"][index], c["compare_headings"][index]
             if index < len(columns):
                 label, messages = columns[index]
                 update[chat] = gr.update(value=messages, label=label, visible=True, height=height)
+                text = f"**Run {index + 1}:** {render.md_escape(label)}"
+                update[heading] = gr.update(value=text, visible=True)
             else:
                 update[chat] = gr.update(value=[], visible=False)
+                update[plot] = gr.update(value=None, visible=False)
+                update[heading] = gr.update(value="", visible=False)
+        return update
+
+    def compare_timelines(self, runs: Sequence[Sequence[ev.Event]]) -> dict[Any, Any]:
+        """One timeline under each compare column (hidden for a run without audio)."""
+        update: dict[Any, Any] = {}
+        for index, plot in enumerate(self.components["compare_plots"]):
+            figure = self.timeline_figure(runs[index], short=True) if index < len(runs) else None
+            update[plot] = gr.update(value=figure, visible=figure is not None)
         return update
 
     def compare_summary_view(self, summary: CompareSummary | None) -> dict[Any, Any]:
@@ -374,7 +417,11 @@ class _Ui:
             for r in view.runs
         ]
         summary = CompareSummary.from_rows([render.stored_summary_row(r) for r in view.runs])
-        return {**self.compare_columns(columns), **self.compare_summary_view(summary)}
+        return {
+            **self.compare_columns(columns),
+            **self.compare_timelines([r.events for r in view.runs]),
+            **self.compare_summary_view(summary),
+        }
 
     # -- handlers -----------------------------------------------------------------------------
     def on_load(self) -> dict[str, Any]:
@@ -394,15 +441,31 @@ class _Ui:
             c["conv_state"]: conversation_id,
             c["uploaded_state"]: {"conversation": conversation_id, "path": None},
             c["chatbot"]: render.render_conversation(views, self.audio_labels(views)),
-            c["audio"]: self.audio_copy(conversation_id),
-            c["audio_note"]: self.audio_note(conversation_id),
+            c["audio"]: None,
+            **self.audio_views(conversation_id),
             c["rename_box"]: gr.update(value=conv.title),
             c["export_btn"]: self.export_update(conversation_id),
             c["run_select"]: gr.update(choices=runs, value=latest),
             **self.run_detail(latest),
             c["status"]: _status(""),
+            c["delete_confirm"]: gr.update(visible=False),
+            # Stop only while a run is going (one followed after a reload, say)
+            c["stop_btn"]: gr.update(interactive=bool(self.service.live_runs(conversation_id))),
             **self.stored_compare(views),
         }
+
+    async def pick_conversation(
+        self, request: gr.Request, evt: gr.EventData
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """A click (or Enter) on an entry of the sidebar's list: open it, and follow a run
+        that is still going."""
+        conversation_id = (getattr(evt, "_data", None) or {}).get("id")
+        marked = False
+        async for update in self.open_live(conversation_id, request):
+            if not marked:
+                update = {**update, self.components["conv_list"]: self.list_update(conversation_id)}
+                marked = True
+            yield update
 
     def new_conversation(self) -> dict[Any, Any]:
         c = self.components
@@ -411,7 +474,7 @@ class _Ui:
             c["uploaded_state"]: None,
             c["chatbot"]: [],
             c["audio"]: None,
-            c["audio_note"]: "",
+            **self.audio_views(None),
             c["rename_box"]: gr.update(value=""),
             c["export_btn"]: gr.update(value=None, interactive=False),
             c["run_select"]: gr.update(choices=[], value=None),
@@ -419,6 +482,8 @@ class _Ui:
             c["trace_totals"]: "",
             c["timeline"]: None,
             c["status"]: _status(""),
+            c["delete_confirm"]: gr.update(visible=False),
+            c["stop_btn"]: gr.update(interactive=False),
             **self.compare_columns([]),
             **self.compare_summary_view(None),
         }
@@ -442,13 +507,114 @@ class _Ui:
         self.store.rename_conversation(conversation_id, title)
         return self.list_update(conversation_id), self.export_update(conversation_id)
 
-    def delete(self, conversation_id: str | None) -> dict[Any, Any]:
-        if not conversation_id:
+    def ask_delete(self, conversation_id: str | None) -> dict[Any, Any]:
+        """Delete, step 1: ask to confirm."""
+        c = self.components
+        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        if conv is None:
             gr.Warning("Open a conversation first.")
-            return gr.skip()
-        self.service.delete_conversation(conversation_id)
-        gr.Info("Conversation deleted.")
-        return self.new_and_list()
+            return {c["delete_confirm"]: gr.update(visible=False)}
+        return {
+            c["delete_confirm"]: gr.update(visible=True),
+            c["delete_question"]: (
+                f"Delete **{render.md_escape(conv.title)}**? You can undo it for "
+                f"{UNDO_S:.0f} seconds."
+            ),
+        }
+
+    async def delete(self, conversation_id: str | None) -> dict[Any, Any]:
+        """Delete, step 2 (confirmed): hidden at once, gone for good after UNDO_S seconds
+        unless Undo is pressed first."""
+        c = self.components
+        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        if conv is None or conversation_id is None:
+            gr.Warning("Open a conversation first.")
+            return {c["delete_confirm"]: gr.update(visible=False)}
+        loop = asyncio.get_running_loop()
+        self.pending_deletes[conversation_id] = loop.call_later(
+            UNDO_S, self.finish_delete, conversation_id
+        )
+        return {
+            **self.new_and_list(),
+            c["undo_state"]: conversation_id,
+            c["undo_bar"]: gr.update(visible=True),
+            c["undo_text"]: f"Deleted **{render.md_escape(conv.title)}**.",
+            c["undo_timer"]: gr.Timer(UNDO_S + 0.5, active=True),
+        }
+
+    def finish_delete(self, conversation_id: str) -> None:
+        if self.pending_deletes.pop(conversation_id, None) is not None:
+            self.service.delete_conversation(conversation_id)
+
+    async def undo_delete(self, conversation_id: str | None) -> dict[Any, Any]:
+        c = self.components
+        handle = self.pending_deletes.pop(conversation_id or "", None)
+        hide = {
+            c["undo_bar"]: gr.update(visible=False),
+            c["undo_timer"]: gr.Timer(active=False),
+            c["undo_state"]: None,
+        }
+        if handle is None or conversation_id is None:
+            gr.Warning("Too late: that conversation is deleted.")
+            return {**hide, c["conv_list"]: self.list_update(None)}
+        handle.cancel()
+        gr.Info("Conversation restored.")
+        return {
+            **self.open_conversation(conversation_id),
+            **hide,
+            c["conv_list"]: self.list_update(conversation_id),
+        }
+
+    def undo_expired(self) -> dict[Any, Any]:
+        c = self.components
+        return {
+            c["undo_bar"]: gr.update(visible=False),
+            c["undo_timer"]: gr.Timer(active=False),
+            c["undo_state"]: None,
+        }
+
+    def last_question(self, conversation_id: str | None) -> MessageInfo | None:
+        if not conversation_id or self.store.get_conversation(conversation_id) is None:
+            return None
+        return next(
+            (m for m in reversed(self.store.list_messages(conversation_id)) if m.role == "user"),
+            None,
+        )
+
+    def edit_last(self, conversation_id: str | None) -> dict[Any, Any]:
+        """Put the last question and its choices back in the input, to change and send."""
+        c = self.components
+        message = self.last_question(conversation_id)
+        if message is None:
+            gr.Warning("There is no question to edit yet.")
+            return {}
+        return {
+            c["question"]: message.text,
+            c["choices"]: "\n".join(message.choices),
+            c["choices_box"]: gr.Accordion(open=bool(message.choices)),
+        }
+
+    async def retry(
+        self,
+        mode: str | None,
+        conversation_id: str | None,
+        planner: str | None,
+        tools: list[str] | None,
+        strategy: str | None,
+        compare_planners: list[str] | None,
+        compare_strategies: list[str] | None,
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """Ask the last question again (same text, choices and recording) as a new turn."""
+        message = self.last_question(conversation_id)
+        if message is None:
+            yield self.problem("There is no question to retry yet.")
+            return
+        async for update in self.submit(
+            mode, conversation_id, {"conversation": conversation_id, "path": None}, None,
+            message.text, "\n".join(message.choices), planner, tools, strategy,
+            compare_planners, compare_strategies,
+        ):  # fmt: skip
+            yield update
 
     def on_planner(self, name: str | None) -> str:
         return planner_note(self.planners.get(name or ""))
@@ -486,12 +652,17 @@ class _Ui:
         mode: str | None = None,
         planners: list[str] | None = None,
         strategies: list[str] | None = None,
-    ) -> dict[str, Any]:
-        return gr.update(value=self.button_label(mode, planners, strategies), interactive=True)
+    ) -> tuple[Any, ...]:
+        """Ask and Retry are enabled again and Stop disabled: nothing runs."""
+        return (
+            gr.update(value=self.button_label(mode, planners, strategies), interactive=True),
+            gr.update(interactive=False),
+            gr.update(interactive=True),
+        )
 
     def problem(self, message: str) -> dict[Any, Any]:
         gr.Warning(html.escape(message))
-        return {self.components["status"]: _status(f"⚠️ {render.md_escape(message)}")}
+        return {self.components["status"]: _status(f"**Not asked:** {render.md_escape(message)}")}
 
     async def start(
         self,
@@ -561,8 +732,11 @@ class _Ui:
             c["question"]: "",
             c["choices"]: "",
             c["status"]: _status(""),
-            c["audio_note"]: self.audio_note(started.conversation_id),
+            c["audio"]: None,  # asked with it: from now on the conversation's recording
+            **self.audio_views(started.conversation_id),
             c["ask_btn"]: gr.update(value=running, interactive=False),
+            c["stop_btn"]: gr.update(interactive=True),
+            c["retry_btn"]: gr.update(interactive=False),
             c["conv_list"]: self.list_update(started.conversation_id),
             c["run_select"]: gr.update(
                 choices=self.run_choices([*started.views, MessageView(started.message)])
@@ -584,7 +758,9 @@ class _Ui:
             c["rename_box"]: gr.update(value=conv.title if conv else ""),
             c["export_btn"]: self.export_update(conversation_id),
             c["run_select"]: gr.update(choices=self.run_choices(views), value=run_id),
-            c["timeline"]: self.timeline_image(self.store.run_events(run_id)),
+            c["timeline"]: self.timeline_figure(self.store.run_events(run_id)),
+            c["stop_btn"]: gr.update(interactive=False),
+            c["retry_btn"]: gr.update(interactive=True),
         }
 
     async def submit(
@@ -721,6 +897,7 @@ class _Ui:
         }
         yield {
             **self.compare_columns([(label, []) for label in labels]),
+            **self.compare_timelines([]),
             **self.compare_summary_view(summary()),
             **self.started_view(started, "Comparing…"),
             c["chatbot"]: [*started.prefix, started.user, running_note],
@@ -760,6 +937,7 @@ class _Ui:
         yield {
             **columns(range(len(run_ids))),
             **self.compare_summary_view(final),
+            **self.compare_timelines([events[run_id] for run_id in run_ids]),
             **self.finished_view(started.conversation_id, run_ids[0]),
             c["chatbot"]: render.render_conversation(views, self.audio_labels(views)),
             c["trace_df"]: rows,
@@ -828,22 +1006,43 @@ def build_ui(service: AgentService) -> gr.Blocks:
         conv_state = gr.State(None)
         uploaded_state = gr.State(None)
         mode_state = gr.State("chat")
+        undo_state = gr.State(None)
 
-        with gr.Sidebar(label="Conversations", open=True, width=290, elem_id="sidebar"):
+        # -- sidebar: the history and what can be done with the open conversation ---------------
+        with gr.Sidebar(label="Conversations", open=True, width=300, elem_id="sidebar"):
             gr.Markdown("### Conversations")
             new_btn = gr.Button("+ New conversation", variant="secondary", size="sm")
-            conv_list = gr.Radio(
-                choices=[],
-                label="Past conversations (newest first)",
-                elem_id="conversation-list",
+            search = gr.Textbox(
+                label="Search conversations",
+                placeholder="Words of a question or a file name",
+                max_lines=1,
+                elem_id="conv-search",
             )
-            with gr.Accordion("This conversation", open=True):
+            conv_list = gr.HTML(
+                history.history_html([]),
+                js_on_load=HISTORY_JS,
+                elem_id="conversation-list",
+                apply_default_css=False,
+            )
+            with gr.Column(visible=False, elem_id="undo-bar") as undo_bar:
+                undo_text = gr.Markdown("", elem_id="undo-text")
+                undo_btn = gr.Button("Undo", size="sm", variant="primary", elem_id="undo")
+            undo_timer = gr.Timer(UNDO_S, active=False)
+            with gr.Accordion("This conversation", open=True, elem_id="conversation-panel"):
                 rename_box = gr.Textbox(
                     label="Title", placeholder="Open a conversation to rename it", max_lines=1
                 )
-                with gr.Row():
+                # Actions on the open conversation; further ones (Share ...) go in this row.
+                with gr.Row(elem_id="conversation-actions") as conversation_actions:
                     rename_btn = gr.Button("Rename", size="sm", min_width=60)
-                    delete_btn = gr.Button("Delete", size="sm", variant="stop", min_width=60)
+                    delete_btn = gr.Button("Delete", size="sm", min_width=60, elem_id="delete")
+                with gr.Column(visible=False, elem_id="delete-confirm") as delete_confirm:
+                    delete_question = gr.Markdown("")
+                    with gr.Row():
+                        confirm_delete_btn = gr.Button(
+                            "Yes, delete", size="sm", variant="stop", elem_id="confirm-delete"
+                        )
+                        cancel_delete_btn = gr.Button("Cancel", size="sm", elem_id="cancel-delete")
                 export_btn = gr.DownloadButton(
                     "Export as JSON",
                     value=None,
@@ -852,16 +1051,161 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     elem_id="export-json",
                 )
 
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=3, min_width=460):
-                gr.HTML(
-                    f"<h1>{TITLE}</h1><p>{HELP_HTML}</p>",
-                    head=f"<style>{CSS}</style>",
-                    elem_id="header",
-                    js_on_load=None,
-                )
+        # -- header: title, help; further header buttons (Check models ...) go in its row --------
+        with gr.Row(equal_height=False, elem_id="header-row"):
+            gr.HTML(
+                f"<h1>{TITLE}</h1><p>{HELP_HTML}</p>",
+                head=f"<style>{CSS}</style>",
+                elem_id="header",
+                js_on_load=PAGE_JS,
+                scale=4,
+            )
+            with gr.Column(scale=1, min_width=160, elem_id="header-actions") as header_actions:
+                pass  # header buttons (Check models ...) go here
+
+        with gr.Row(equal_height=False, elem_id="main-row"):
+            # -- the conversation and, under it, the input --------------------------------------
+            with gr.Column(scale=3, min_width=320, elem_id="chat-column"):
+                with gr.Tabs(selected="chat", elem_id="main-tabs") as tabs:
+                    with gr.Tab("Chat", id="chat", elem_id="chat-tab") as chat_tab:
+                        chatbot = gr.Chatbot(
+                            label="Conversation",
+                            show_label=False,
+                            height=560,
+                            elem_id="chat",
+                            placeholder=(
+                                "**No question yet.** Give a recording and a question below; "
+                                "the answer forms here, step by step."
+                            ),
+                            feedback_options=None,
+                            buttons=["copy", "copy_all"],
+                            autoscroll=True,
+                        )
+                    with gr.Tab("Compare", id="compare", elem_id="compare-tab") as compare_tab:
+                        with gr.Row(equal_height=True):
+                            compare_planners = gr.Dropdown(
+                                choices=[
+                                    (render.short_label(p["label"] or p["name"]), p["name"])
+                                    for p in ui.available_planners
+                                ],
+                                value=[default_planner] if default_planner else [],
+                                multiselect=True,
+                                label="Planners to compare",
+                                elem_id="compare-planners",
+                            )
+                            compare_strategy_pick = gr.Dropdown(
+                                choices=[(name, name) for name in strategy_names],
+                                value=compare_strategies,
+                                multiselect=True,
+                                label="Strategies to compare",
+                                elem_id="compare-strategies",
+                            )
+                        compare_note = gr.Markdown(
+                            ui.compare_note(
+                                [default_planner] if default_planner else [], compare_strategies
+                            ),
+                            elem_id="compare-note",
+                        )
+                        # the result on top, so it is seen without scrolling; the columns below
+                        compare_summary = gr.Markdown("", elem_id="compare-summary")
+                        compare_rows = []
+                        compare_chats = []
+                        compare_plots = []
+                        compare_headings = []
+                        for row_index in range(2):
+                            with gr.Row(
+                                equal_height=False,
+                                visible=row_index == 0,
+                                elem_classes=["compare-row"],
+                            ) as row:
+                                compare_rows.append(row)
+                                for column in range(2):
+                                    index = row_index * 2 + column
+                                    with gr.Column(min_width=260):
+                                        # the column's label as a heading above it: Gradio's
+                                        # own label floats over the first message
+                                        compare_headings.append(
+                                            gr.Markdown(
+                                                "",
+                                                visible=False,
+                                                elem_id=f"compare-heading-{index + 1}",
+                                                elem_classes=["compare-heading"],
+                                            )
+                                        )
+                                        compare_chats.append(
+                                            gr.Chatbot(
+                                                label=f"Run {index + 1}",
+                                                show_label=False,
+                                                height=440,
+                                                visible=False,
+                                                elem_id=f"compare-run-{index + 1}",
+                                                elem_classes=["compare-column"],
+                                                layout="panel",
+                                                feedback_options=None,
+                                                buttons=["copy"],
+                                            )
+                                        )
+                                        compare_plots.append(
+                                            gr.Plot(
+                                                value=None,
+                                                visible=False,
+                                                show_label=False,
+                                                label=f"Timeline of run {index + 1}",
+                                                elem_id=f"compare-timeline-{index + 1}",
+                                                elem_classes=["timeline-plot"],
+                                            )
+                                        )
+                player = gr.HTML("", visible=False, elem_id="player-chip", js_on_load=None)
+                audio_note = gr.Markdown("", elem_id="audio-note")
+                with gr.Accordion(f"Recording ({FORMATS})", open=True, elem_id="audio-box") as (
+                    audio_box
+                ):
+                    audio = gr.Audio(
+                        sources=["upload", "microphone"],
+                        type="filepath",
+                        label=f"Upload or record ({FORMATS})",
+                        elem_id="audio-input",
+                    )
+                with gr.Row(equal_height=False, elem_id="ask-row"):
+                    question = gr.Textbox(
+                        label="Question",
+                        placeholder="e.g. Which sound is this?",
+                        lines=2,
+                        max_lines=6,
+                        elem_id="question",
+                        scale=6,
+                        min_width=120,
+                    )
+                    ask_btn = gr.Button(
+                        "Ask", variant="primary", elem_id="ask", min_width=96, scale=0
+                    )
+                    stop_btn = gr.Button(
+                        "Stop", variant="secondary", elem_id="stop", min_width=64, scale=0,
+                        interactive=False,
+                    )  # fmt: skip
+                with gr.Row(equal_height=True, elem_id="chat-actions"):
+                    gr.Markdown(INPUT_HINT, elem_id="input-hint")
+                    retry_btn = gr.Button(
+                        "Retry last question", size="sm", elem_id="retry", min_width=0
+                    )
+                    edit_btn = gr.Button(
+                        "Edit last question", size="sm", elem_id="edit", min_width=0
+                    )
+                with gr.Accordion(
+                    "Answer choices (optional)", open=False, elem_id="choices-box"
+                ) as choices_box:
+                    choices = gr.Textbox(
+                        label="Answer choices, one per line",
+                        placeholder="Dog barking\nRain\nChurch bells\nSiren",
+                        lines=3,
+                        max_lines=10,
+                        elem_id="choices",
+                    )
+                status = gr.Markdown("", elem_id="status", visible=False)
+
+            # -- who answers and how ------------------------------------------------------------
+            with gr.Column(scale=1, min_width=300, elem_id="settings-column"):
                 planner_info = gr.Markdown(ui.on_planner(default_planner), elem_id="planner-note")
-            with gr.Column(scale=2, min_width=340):
                 preset = gr.Dropdown(
                     choices=[(p["label"], p["name"]) for p in ui.presets],
                     value=default_preset,
@@ -876,103 +1220,11 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     interactive=bool(ui.available_planners),
                     elem_id="planner",
                 )
-        with gr.Row(equal_height=False):
-            with (
-                gr.Column(scale=3, min_width=460),
-                gr.Tabs(selected="chat", elem_id="main-tabs") as tabs,
-            ):
-                with gr.Tab("Chat", id="chat", elem_id="chat-tab") as chat_tab:
-                    chatbot = gr.Chatbot(
-                        label="Conversation",
-                        height=590,
-                        elem_id="chat",
-                        placeholder=(
-                            "**No question yet.** Give a recording and a question on the "
-                            "right; the answer forms here, step by step."
-                        ),
-                        feedback_options=None,
-                        buttons=["copy"],
-                    )
-                with gr.Tab("Compare", id="compare", elem_id="compare-tab") as compare_tab:
-                    with gr.Row(equal_height=True):
-                        compare_planners = gr.Dropdown(
-                            choices=[
-                                (render.short_label(p["label"] or p["name"]), p["name"])
-                                for p in ui.available_planners
-                            ],
-                            value=[default_planner] if default_planner else [],
-                            multiselect=True,
-                            label="Planners to compare",
-                            elem_id="compare-planners",
-                        )
-                        compare_strategy_pick = gr.Dropdown(
-                            choices=[(name, name) for name in strategy_names],
-                            value=compare_strategies,
-                            multiselect=True,
-                            label="Strategies to compare",
-                            elem_id="compare-strategies",
-                        )
-                    compare_note = gr.Markdown(
-                        ui.compare_note(
-                            [default_planner] if default_planner else [], compare_strategies
-                        ),
-                        elem_id="compare-note",
-                    )
-                    # the result on top, so it is seen without scrolling; the columns below
-                    compare_summary = gr.Markdown("", elem_id="compare-summary")
-                    compare_rows = []
-                    compare_chats = []
-                    for row_index in range(2):
-                        with gr.Row(equal_height=True, visible=row_index == 0) as row:
-                            compare_rows.append(row)
-                            for column in range(2):
-                                index = row_index * 2 + column
-                                compare_chats.append(
-                                    gr.Chatbot(
-                                        label=f"Run {index + 1}",
-                                        height=440,
-                                        visible=False,
-                                        elem_id=f"compare-run-{index + 1}",
-                                        elem_classes=["compare-column"],
-                                        layout="panel",
-                                        feedback_options=None,
-                                        buttons=[],
-                                        min_width=220,
-                                    )
-                                )
-            with gr.Column(scale=2, min_width=340):
-                audio = gr.Audio(
-                    sources=["upload", "microphone"],
-                    type="filepath",
-                    label=f"Recording ({FORMATS})",
-                    elem_id="audio-input",
-                )
-                audio_note = gr.Markdown("", elem_id="audio-note")
-                question = gr.Textbox(
-                    label="Question",
-                    placeholder="e.g. Which sound is this?",
-                    lines=2,
-                    max_lines=6,
-                    elem_id="question",
-                )
-                choices = gr.Textbox(
-                    label="Answer choices (optional, one per line)",
-                    placeholder="Dog barking\nRain\nChurch bells\nSiren",
-                    lines=3,
-                    max_lines=10,
-                    elem_id="choices",
-                )
-                with gr.Row():
-                    ask_btn = gr.Button("Ask", variant="primary", elem_id="ask", scale=4)
-                    stop_btn = gr.Button(
-                        "Stop", variant="secondary", elem_id="stop", scale=1, min_width=70
-                    )
-                status = gr.Markdown("", elem_id="status", visible=False)
                 strategy = gr.Dropdown(
                     choices=ui.strategies,
                     value=default_strategy,
                     label="Strategy",
-                    info="The method the planner follows; each comes from a published agent.",
+                    info=strategy_info(ui.catalogue, default_strategy),
                     visible=bool(ui.strategies),
                     elem_id="strategy",
                 )
@@ -1001,15 +1253,16 @@ def build_ui(service: AgentService) -> gr.Blocks:
             run_select = gr.Dropdown(
                 choices=[], value=None, label="Run (latest by default)", elem_id="run-select"
             )
-            timeline_image = gr.Image(
+            timeline_plot = gr.Plot(
                 value=None,
-                type="pil",
-                format="png",
-                interactive=False,
                 label="Timeline: waveform, spectrogram and the time spans the tools reported",
-                show_label=False,  # the picture has its own title; the label would cover it
-                buttons=["download", "fullscreen"],
+                show_label=False,
                 elem_id="timeline",
+                elem_classes=["timeline-plot"],
+            )
+            gr.Markdown(
+                "Hover a span for what the tool said; click to play the recording from there.",
+                elem_id="timeline-help",
             )
             trace_df = gr.Dataframe(
                 value=[],
@@ -1026,8 +1279,11 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "conv_state": conv_state,
             "uploaded_state": uploaded_state,
             "audio": audio,
+            "audio_box": audio_box,
+            "player": player,
             "question": question,
             "choices": choices,
+            "choices_box": choices_box,
             "status": status,
             "audio_note": audio_note,
             "conv_list": conv_list,
@@ -1036,29 +1292,58 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "run_select": run_select,
             "trace_df": trace_df,
             "trace_totals": trace_totals,
-            "timeline": timeline_image,
+            "timeline": timeline_plot,
             "ask_btn": ask_btn,
+            "stop_btn": stop_btn,
+            "retry_btn": retry_btn,
             "tabs": tabs,
+            "delete_confirm": delete_confirm,
+            "delete_question": delete_question,
+            "undo_state": undo_state,
+            "undo_bar": undo_bar,
+            "undo_text": undo_text,
+            "undo_timer": undo_timer,
+            "search": search,
+            "header_actions": header_actions,
+            "conversation_actions": conversation_actions,
             "compare_rows": compare_rows,
             "compare_chats": compare_chats,
+            "compare_plots": compare_plots,
+            "compare_headings": compare_headings,
             "compare_summary": compare_summary,
         }
-        compare_outputs = [*compare_rows, *compare_chats, compare_summary]
+        lists = ("compare_rows", "compare_chats", "compare_plots", "compare_headings")
+        layout_only = (
+            "search",
+            "header_actions",
+            "conversation_actions",
+            "delete_question",
+            "undo_text",
+        )
+        compare_outputs = [
+            *compare_rows, *compare_chats, *compare_plots, *compare_headings, compare_summary,
+        ]  # fmt: skip
         view_outputs = [
-            conv_state, uploaded_state, chatbot, audio, audio_note, rename_box, export_btn,
-            run_select, trace_df, trace_totals, timeline_image, status, *compare_outputs,
+            conv_state, uploaded_state, chatbot, audio, audio_box, player, audio_note, rename_box,
+            export_btn, run_select, trace_df, trace_totals, timeline_plot, status, delete_confirm,
+            stop_btn,
+            *compare_outputs,
         ]  # fmt: skip
         run_outputs = [
-            *[v for k, v in ui.components.items() if k not in ("compare_rows", "compare_chats")],
+            *[v for k, v in ui.components.items() if k not in lists + layout_only],
             *compare_rows,
             *compare_chats,
+            *compare_plots,
+            *compare_headings,
         ]
         contender_inputs = [compare_planners, compare_strategy_pick]
 
         demo.load(ui.on_load, outputs=conv_list)
         # a generator: follows a run still going; any number at once (it mostly waits)
-        open_event = conv_list.input(
-            ui.open_live, inputs=conv_list, outputs=view_outputs, concurrency_limit=None
+        open_event = conv_list.click(
+            ui.pick_conversation,
+            outputs=[*view_outputs, conv_list],
+            concurrency_limit=None,
         )
         new_btn.click(ui.new_and_list, outputs=[*view_outputs, conv_list], cancels=[open_event])
         chatbot.clear(ui.new_and_list, outputs=[*view_outputs, conv_list])  # its trash icon
@@ -1068,14 +1353,34 @@ def build_ui(service: AgentService) -> gr.Blocks:
         rename_box.submit(
             ui.rename, inputs=[conv_state, rename_box], outputs=[conv_list, export_btn]
         )
-        delete_btn.click(ui.delete, inputs=conv_state, outputs=[*view_outputs, conv_list])
+        delete_btn.click(
+            ui.ask_delete, inputs=conv_state, outputs=[delete_confirm, delete_question]
+        )
+        cancel_delete_btn.click(lambda: gr.update(visible=False), outputs=delete_confirm)
+        undo_outputs = [undo_state, undo_bar, undo_text, undo_timer]
+        confirm_delete_btn.click(
+            ui.delete, inputs=conv_state, outputs=[*view_outputs, conv_list, *undo_outputs]
+        )
+        undo_btn.click(
+            ui.undo_delete, inputs=undo_state, outputs=[*view_outputs, conv_list, *undo_outputs]
+        )
+        undo_timer.tick(ui.undo_expired, outputs=undo_outputs)
         run_select.input(
-            ui.select_run, inputs=run_select, outputs=[trace_df, trace_totals, timeline_image]
+            ui.select_run, inputs=run_select, outputs=[trace_df, trace_totals, timeline_plot]
         )
         planner.change(ui.on_planner, inputs=planner, outputs=planner_info)
+        strategy.change(
+            lambda name: gr.update(info=strategy_info(ui.catalogue, name)),
+            inputs=strategy,
+            outputs=strategy,
+            show_progress="hidden",
+        )
         preset.input(ui.on_preset, inputs=preset, outputs=[planner, tools])
         planner.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
         tools.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
+        edit_btn.click(
+            ui.edit_last, inputs=conv_state, outputs=[question, choices, choices_box]
+        ).then(None, js="() => document.querySelector('#question textarea')?.focus()")
 
         def single_run_controls(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
             """Compare picks its own planners and strategies: grey out the single-run ones."""
@@ -1103,7 +1408,6 @@ def build_ui(service: AgentService) -> gr.Blocks:
             strategy, *contender_inputs,
         ]  # fmt: skip
         ask_options: dict[str, Any] = {
-            "inputs": ask_inputs,
             "outputs": run_outputs,
             # the handler only follows runs; the run manager admits and queues them
             "concurrency_limit": None,
@@ -1111,12 +1415,17 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "cancels": [open_event],  # a followed run stops drawing over the new question
         }
         idle_inputs = [mode_state, *contender_inputs]
-        ask_event = ask_btn.click(ui.submit, **ask_options)
-        ask_event.then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
-        submit_event = question.submit(ui.submit, **ask_options)
-        submit_event.then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
+        idle_outputs = [ask_btn, stop_btn, retry_btn]
+        # Enter in the question box presses Ask (page.js); Shift+Enter adds a line.
+        ask_event = ask_btn.click(ui.submit, inputs=ask_inputs, **ask_options)
+        ask_event.then(ui.idle, inputs=idle_inputs, outputs=idle_outputs)
+        retry_inputs = [
+            mode_state, conv_state, planner, tools, strategy, *contender_inputs,
+        ]  # fmt: skip
+        retry_event = retry_btn.click(ui.retry, inputs=retry_inputs, **ask_options)
+        retry_event.then(ui.idle, inputs=idle_inputs, outputs=idle_outputs)
         # Gradio cancels after the handler of this click; the stored end is read in the next step.
-        stop_btn.click(None, cancels=[ask_event, submit_event, open_event]).then(
+        stop_btn.click(None, cancels=[ask_event, retry_event, open_event]).then(
             ui.after_stop, inputs=conv_state, outputs=view_outputs
-        ).then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
+        ).then(ui.idle, inputs=idle_inputs, outputs=idle_outputs)
     return demo

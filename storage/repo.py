@@ -112,6 +112,26 @@ class Store:
         with self._sessions() as s:
             return [_conversation(r) for r in s.scalars(stmt)]
 
+    def conversation_audio_names(self, conversation_ids: Iterable[str]) -> dict[str, list[str]]:
+        """The file names of each conversation's recordings, in the order first used (one
+        query for the whole sidebar)."""
+        ids = list(conversation_ids)
+        if not ids:
+            return {}
+        stmt = (
+            select(Message.conversation_id, Audio.name)
+            .join(Audio, Audio.id == Message.audio_id)
+            .where(Message.conversation_id.in_(ids))
+            .order_by(Message.conversation_id, Message.position)
+        )
+        names: dict[str, list[str]] = {}
+        with self._sessions() as s:
+            for conversation_id, name in s.execute(stmt):
+                found = names.setdefault(conversation_id, [])
+                if name and name not in found:
+                    found.append(name)
+        return names
+
     def get_conversation(self, conversation_id: str) -> ConversationInfo | None:
         with self._sessions() as s:
             row = s.get(Conversation, conversation_id)

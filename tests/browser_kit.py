@@ -8,6 +8,8 @@ each test's tmp_path; their paths are printed (see them with ``-s``).
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
 FIXTURES = Path(__file__).parent / "fixtures"
 DOG_CLIP = FIXTURES / "dog_bark_esc50.wav"
 SOUND_CHOICES = ["Dog barking", "Rain", "Church bells", "Siren"]
@@ -50,18 +53,28 @@ def app_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
         yield start
 
 
-@pytest.fixture
-def page() -> Iterator[Any]:
-    """A fresh Chromium page at 1280x900 (skips when Chromium or Playwright is missing)."""
+def _chromium_page(viewport: dict[str, int]) -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport=VIEWPORT)
+        page = browser.new_page(viewport=viewport)
         page.set_default_timeout(30_000)
         yield page
         browser.close()
+
+
+@pytest.fixture
+def page() -> Iterator[Any]:
+    """A fresh Chromium page at 1280x900 (skips when Chromium or Playwright is missing)."""
+    yield from _chromium_page(VIEWPORT)
+
+
+@pytest.fixture
+def phone_page() -> Iterator[Any]:
+    """A fresh Chromium page the size of a phone, 390x844."""
+    yield from _chromium_page(PHONE)
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -79,7 +92,12 @@ def upload(page: Any, path: Path) -> None:
 
 def fill_question(page: Any, question: str, choices: list[str] | None = None) -> None:
     page.locator("#question textarea").fill(question)
-    page.locator("#choices textarea").fill("\n".join(choices or []))
+    box = page.locator("#choices textarea")
+    if choices and not box.is_visible():
+        page.locator("#choices-box").get_by_text("Answer choices (optional)").click()
+        box.wait_for()
+    if box.is_visible():
+        box.fill("\n".join(choices or []))
 
 
 def pick(page: Any, elem_id: str, option: str) -> None:
@@ -109,17 +127,39 @@ def reopen(page: Any, url: str, title_part: str) -> None:
     """Reload the page and open a conversation from the sidebar."""
     page.goto(url)
     page.wait_for_selector("#ask")
-    entry = page.locator("#conversation-list label").filter(has_text=title_part)
+    entry = page.locator("#conversation-list .conv-item").filter(has_text=title_part).first
     entry.wait_for()
     entry.click()
 
 
 def open_trace(page: Any) -> None:
-    page.locator("#trace").get_by_text("Trace and timeline of an answer").click()
+    """Open the trace accordion (if it is not open already)."""
+    if not page.locator("#trace-table").is_visible():
+        page.locator("#trace").get_by_text("Trace and timeline of an answer").click()
     page.locator("#trace-table").wait_for()
 
 
 def screenshot(page: Any, path: Path, *, full_page: bool = False) -> Path:
+    """A screenshot in the test's folder, copied to $UI_SHOTS_DIR when that is set (to keep
+    the pictures of a run for looking at them)."""
     page.screenshot(path=str(path), full_page=full_page)
     print(f"\nscreenshot: {path}")
+    target = os.environ.get("UI_SHOTS_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
     return path
+
+
+def serious_violations(page: Any) -> list[str]:
+    """axe-core's serious and critical accessibility violations on the page as it is now, one
+    line each (rule, impact, where)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    found = []
+    for violation in results.response["violations"]:
+        if violation.get("impact") in ("serious", "critical"):
+            targets = [str(node.get("target")) for node in violation["nodes"][:3]]
+            found.append(f"{violation['id']} ({violation['impact']}): {', '.join(targets)}")
+    return found

@@ -49,13 +49,13 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
     page.locator("#ask").click()
 
     chat = page.locator("#chat")
-    tool_panel = chat.locator(".thought-group .title").filter(has_text="🔧").first
+    tool_panel = chat.locator(".thought-group .title").filter(has_text="Tool:").first
     tool_panel.wait_for(timeout=60_000)
     answer = chat.locator(".message-row").filter(has_text="Answer:").first
     answer.wait_for(timeout=75_000)
     wait_for_count(page, "#chat", "$0.0000", 1)
     text = answer.inner_text()
-    chosen = text.split("Answer:", 1)[1].strip().splitlines()[0].strip()
+    chosen = text.split("Answer:", 1)[1].strip().splitlines()[0].split(" · ")[0].strip()
     assert chosen in SOUND_CHOICES, text
     assert "tool call" in chat.inner_text()
     assert page.locator("#question textarea").input_value() == ""
@@ -65,12 +65,12 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
     tool_panel.click()
     assert "Arguments" in chat.inner_text()
 
-    # The trace of that answer: the timeline picture and the table of calls.
+    # The trace of that answer: the timeline and the table of calls.
     open_trace(page)
     table = page.locator("#trace-table")
     assert table.get_by_text("yamnet-w8a8").count() or table.get_by_text("sound_events").count()
     assert "Totals" in page.locator("#trace-totals").inner_text()
-    page.locator("#timeline img").wait_for()
+    page.locator("#timeline .js-plotly-plot").wait_for()
     page.locator("#timeline").scroll_into_view_if_needed()
     screenshot(page, tmp_path / "timeline.png")
 
@@ -82,7 +82,7 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
 
     # After a reload the conversation is in the sidebar; opening it rebuilds the trace.
     reopen(page, url, QUESTION)
-    chat.locator(".thought-group .title").filter(has_text="🔧").first.wait_for()
+    chat.locator(".thought-group .title").filter(has_text="Tool:").first.wait_for()
     wait_for_count(page, "#chat", "$0.0000", 2, timeout=30_000)
     reopened = chat.inner_text()
     assert QUESTION in reopened and FOLLOW_UP in reopened

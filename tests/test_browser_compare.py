@@ -51,10 +51,13 @@ def test_compare_two_strategies_side_by_side(app_server, page, tmp_path: Path) -
     first, second = page.locator("#compare-run-1"), page.locator("#compare-run-2")
     first.wait_for()
     second.wait_for()
-    assert "react" in first.inner_text() and "evidence" in second.inner_text()
+    headings = [page.locator(f"#compare-heading-{i}").inner_text() for i in (1, 2)]
+    assert "react" in headings[0] and "evidence" in headings[1]
     # Both columns stream their own tool panels.
     for column in (first, second):
-        column.locator(".thought-group .title").filter(has_text="🔧").first.wait_for(timeout=60_000)
+        column.locator(".thought-group .title").filter(has_text="Tool:").first.wait_for(
+            timeout=60_000
+        )
     screenshot(page, tmp_path / "compare-streaming.png")
 
     # Both answer; the summary has a row per run, agreement and the majority answer.
@@ -104,5 +107,18 @@ def test_compare_two_strategies_side_by_side(app_server, page, tmp_path: Path) -
     wait_for_count(page, "#compare-run-1", "$0.0000", 1, timeout=10_000)
     wait_for_count(page, "#compare-run-2", "$0.0000", 1, timeout=10_000)
     assert page.locator("#compare-summary table tbody tr").count() == 2
+    # Each column has its own timeline of the recording under it.
+    for index in (1, 2):
+        page.locator(f"#compare-timeline-{index} .js-plotly-plot").wait_for(timeout=20_000)
+    page.locator("#compare-timeline-1").scroll_into_view_if_needed()
     screenshot(page, tmp_path / "compare-reopened-tab.png")
+
+    # On a phone the columns are stacked, one under the other, and no wider than the screen.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(500)
+    one, two = (page.locator(f"#compare-run-{i}").bounding_box() for i in (1, 2))
+    assert one and two and two["y"] >= one["y"] + one["height"] - 1, (one, two)
+    assert one["width"] <= 390 and two["width"] <= 390
+    page.locator("#compare-heading-1").scroll_into_view_if_needed()
+    screenshot(page, tmp_path / "compare-phone.png")
     print(f"compare browser test took {time.monotonic() - started:.1f} s")

@@ -258,7 +258,7 @@ def test_compare_two_planners_side_by_side(  # type: ignore[no-untyped-def]
         first, second = page.locator("#compare-run-1"), page.locator("#compare-run-2")
         for column in (first, second):
             column.locator(".message-row").filter(has_text="Answer:").first.wait_for(timeout=60_000)
-        columns = first.inner_text() + second.inner_text()
+        columns = " ".join(page.locator(f"#compare-heading-{i}").inner_text() for i in (1, 2))
         assert "Offline rule planner" in columns and "Scripted GPT" in columns
         page.wait_for_function(
             "() => /agree|majority/i.test(document.querySelector('#compare-summary').innerText)",

@@ -82,7 +82,7 @@ def test_html_in_user_text_and_tool_output_is_shown_as_text(
     chat = page.locator("#chat")
     chat.locator(".message-row").filter(has_text="Answer:").first.wait_for(timeout=60_000)
     # Open the tool panel so its output is in the page too.
-    chat.locator(".thought-group .title").filter(has_text="🔧").first.click()
+    chat.locator(".thought-group .title").filter(has_text="Tool:").first.click()
     wait_for_count(page, "#chat", "Heard:", 1)
     # A title with HTML, shown in the sidebar.
     page.get_by_label("Title", exact=True).fill(f"<img src={base}/title>")

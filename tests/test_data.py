@@ -131,23 +131,20 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         # cached tool results for both recordings (as tools would store them)
         service.cache.put("s" * 64, "fake_events", shared, ToolResult(output="shared"))
         service.cache.put("o" * 64, "fake_events", own, ToolResult(output="own"))
-        # the UI's temporary files: player copies and an export, and Gradio's copies of them
-        # and of the visitor's uploads (save_file_to_cache is what Gradio itself calls)
+        # the UI's temporary files: an export, and Gradio's copies of it and of the visitor's
+        # uploads (save_file_to_cache is what Gradio itself calls; the page's player streams
+        # the recording from /api/audio and makes no copy)
         gradio_dir = files.gradio_cache()
-        ui_copies = {}
-        for audio_id in (shared, own):
-            service.store.add_message(mine, "user", "show it", audio_id=audio_id)
-            ui_copies[audio_id] = Path(ui.audio_copy(mine))
-            save_file_to_cache(ui_copies[audio_id], str(gradio_dir))
-        save_file_to_cache(own_wav, str(gradio_dir))  # the upload of own.wav through the page
+        for wav in (shared_wav, own_wav):  # the uploads through the page
+            save_file_to_cache(wav, str(gradio_dir))
         export = Path(ui.export_file(mine))
         gradio_export = Path(save_file_to_cache(export, str(gradio_dir)))
         own_info = service.store.get_audio(own)
         own_folder = Path(own_info.original_path).parent
         own_gradio = files.gradio_copy_dir(Path(own_info.original_path))
         shared_gradio = files.gradio_copy_dir(Path(service.store.get_audio(shared).original_path))
-        assert own_folder.is_dir() and ui_copies[own].is_file() and export.is_file()
-        assert [p.name for p in own_gradio.iterdir()] == ["own.wav"]  # upload = player copy
+        assert own_folder.is_dir() and export.is_file()
+        assert [p.name for p in own_gradio.iterdir()] == ["own.wav"]
         assert gradio_export.is_file() and shared_gradio.is_dir()
 
         assert http.delete(f"/api/conversations/{mine}").status_code == 204
@@ -156,7 +153,7 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         assert service.store.get_audio(own) is None
         assert service.audio.get(own) is None and not own_folder.exists()
         assert service.cache.get("o" * 64) is None
-        assert not ui_copies[own].exists() and not own_gradio.exists()
+        assert not own_gradio.exists()
         assert not export.exists() and not files.export_dir(mine).exists()
         assert not gradio_export.exists()
         assert http.get(f"/api/audio/{own}").status_code == 404
@@ -164,7 +161,7 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         assert service.store.get_audio(shared) is not None
         assert service.audio.get(shared) is not None
         assert service.cache.get("s" * 64) is not None
-        assert ui_copies[shared].is_file() and shared_gradio.is_dir()
+        assert shared_gradio.is_dir()
         assert http.get(f"/api/audio/{shared}").status_code == 200
 
         # deleting the last conversation that uses it removes it too
@@ -172,7 +169,7 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         assert [a.id for a in purged.audio] == [shared]
         assert purged.cache_entries == 2  # ours and the one the run's fake_events call stored
         assert service.audio.get(shared) is None and service.store.get_audio(shared) is None
-        assert not ui_copies[shared].exists() and not shared_gradio.exists()
+        assert not shared_gradio.exists()
         assert service.delete_conversation(theirs.id) is None
         assert not any((settings.data_dir / "audio").rglob("*.wav"))
     service.store.close()

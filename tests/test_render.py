@@ -97,7 +97,7 @@ def test_tool_panel_goes_from_pending_to_done() -> None:
         ),
     ]
     [pending] = panels(render.render_run(events))
-    assert pending["metadata"]["title"] == "🔧 sound_events · yamnet-w8a8"
+    assert pending["metadata"]["title"] == "Tool: sound_events · yamnet-w8a8"
     assert pending["metadata"]["status"] == "pending"
     assert "duration" not in pending["metadata"]
     assert '{"top_k": 5}' in pending["content"]
@@ -122,7 +122,7 @@ def test_reasoning_streams_into_one_panel_per_turn() -> None:
         e(ev.PlannerDelta, turn=1, text="sounds."),
     ]
     [reasoning] = render.render_run(events)
-    assert reasoning["metadata"]["title"] == "💭 Reasoning"
+    assert reasoning["metadata"]["title"] == "Reasoning"
     assert reasoning["metadata"]["status"] == "pending"
     assert reasoning["content"] == "It is about sounds."
 
@@ -133,7 +133,7 @@ def test_reasoning_streams_into_one_panel_per_turn() -> None:
 
     events.append(e(ev.PlannerDelta, turn=2, text="Next."))
     titles = [m["metadata"]["title"] for m in panels(render.render_run(events))]
-    assert titles == ["💭 Reasoning", "💭 Reasoning"]
+    assert titles == ["Reasoning", "Reasoning"]
 
 
 def test_error_panel_is_marked_and_cached_is_shown() -> None:
@@ -160,7 +160,7 @@ def test_error_panel_is_marked_and_cached_is_shown() -> None:
         ),
     ]
     failed, cached = panels(render.render_run(events))
-    assert failed["metadata"]["title"] == "🔧 transcribe"
+    assert failed["metadata"]["title"] == "Tool: transcribe"
     assert failed["metadata"]["status"] == "done"
     assert "failed" in failed["metadata"]["log"]
     assert "**Error:**" in failed["content"]
@@ -187,9 +187,9 @@ def test_answer_with_choice_rationale_and_footnote() -> None:
     assert "$0.0000" in footnote
     assert "Offline rule planner (not an LLM)" in footnote
     assert [m["metadata"]["title"] for m in panels(messages)] == [
-        "💭 Reasoning",
-        "🔧 sound_events · yamnet-w8a8",
-        "💭 Reasoning",
+        "Reasoning",
+        "Tool: sound_events · yamnet-w8a8",
+        "Reasoning",
     ]
     assert all(m["metadata"]["status"] == "done" for m in panels(messages))
 
@@ -237,7 +237,7 @@ def test_waiting_for_the_planner_shows_a_working_panel() -> None:
     assert working["metadata"]["status"] == "pending"
     assert "Offline rule planner" in working["metadata"]["title"]
     events.append(e(ev.PlannerDelta, turn=1, text="Thinking"))
-    assert [m["metadata"]["title"] for m in render.render_run(events)] == ["💭 Reasoning"]
+    assert [m["metadata"]["title"] for m in render.render_run(events)] == ["Reasoning"]
     events.append(e(ev.Thought, turn=1, text="Thinking"))
     assert render.render_run(events)[-1]["metadata"]["id"].endswith(":working")
 
@@ -325,11 +325,11 @@ def test_model_thinking_step_verification_and_document() -> None:
     reasoning, check, document, _working = render.render_run(events)
     assert reasoning["content"] == "> Checking the tools.\n\nI will compare."
     assert reasoning["metadata"]["log"] == "turn 1 · plan 1"
-    assert check["metadata"]["title"] == "⚖️ Cross-check of tools: a, b"
+    assert check["metadata"]["title"] == "Cross-check of tools: a, b"
     assert check["metadata"]["log"] == "disagree"
     assert "Is it a dog?" in check["content"] and "Trust a." in check["content"]
     assert "| source | says |" in check["content"] and "| b | wolf |" in check["content"]
-    assert document["metadata"]["title"] == "📝 Working document · iteration 1"
+    assert document["metadata"]["title"] == "Working document · iteration 1"
     assert document["content"] == "A dog barks twice."
 
 
@@ -420,7 +420,7 @@ def test_compare_headline_and_rows() -> None:
         return CompareSummary.from_rows(rows)
 
     agree = summary("Dog barking", "Dog barking")
-    assert render.compare_headline(agree) == "✅ **All 2 runs agree:** Dog barking"
+    assert render.compare_headline(agree) == "**All 2 runs agree:** Dog barking"
     majority = render.compare_headline(summary("Dog barking", "Rain", "Dog barking"))
     assert "disagree" in majority and "**Dog barking** (2 of 3 runs" in majority
     split = render.compare_headline(summary("Dog barking", "Rain"))
@@ -430,7 +430,7 @@ def test_compare_headline_and_rows() -> None:
     running = CompareSummary.from_rows(
         [render.summary_row(compare_run("r1", "react", "Rain")), render.summary_row([])]
     )
-    assert render.compare_headline(running) == "⏳ **1 of 2 runs finished.**"
+    assert render.compare_headline(running) == "**1 of 2 runs finished.**"
 
     rows = render.compare_rows(summary("Dog barking", None))
     assert rows[0] == ["Offline rule planner", "react", "Dog barking", "1", "2.0 s", "$0.0010",
@@ -511,7 +511,7 @@ def test_overlapping_spans_are_stacked() -> None:
     assert timeline.subrows(many) == [0, 1, 2, 3, 3, 3]
 
 
-def test_timeline_draws_bands_where_the_tools_reported_spans() -> None:
+def test_timeline_figure_has_spans_with_hover_and_click_times() -> None:
     rate = 16_000
     t = np.arange(4 * rate) / rate
     samples = np.where((t > 1) & (t < 2), 0.5 * np.sin(2 * np.pi * 1000 * t), 0.0)
@@ -519,56 +519,60 @@ def test_timeline_draws_bands_where_the_tools_reported_spans() -> None:
         timeline.Track("speech_activity", [timeline.Span(1.0, 2.0, "speech")]),
         timeline.Track("my_tool", [timeline.Span(0.0, 0.5, "a"), timeline.Span(0.2, 3.0, "b")]),
     ]
-    image = timeline.draw_timeline(samples, rate, tracks, width=900, title="test")
-    layout = timeline.Layout(width=900, duration=4.0, tracks=tracks)
-    assert image.size == (900, layout.height)
-    pixels = np.asarray(image)
-    green = timeline.TOOL_COLOURS["speech_activity"]
+    fig = timeline.timeline_figure(samples, rate, tracks, title="test <b>")
+    bars = {trace.name: trace for trace in fig.data if trace.type == "bar"}
+    assert list(bars) == ["speech_activity", "my_tool"]
+    speech = bars["speech_activity"]
+    assert speech.marker.color == timeline.TOOL_COLOURS["speech_activity"]
+    assert list(speech.base) == [1.0] and list(speech.x) == [1.0]
+    assert speech.customdata[0][0] == 1.0  # where a click starts playing
+    assert "customdata[2]" in speech.hovertemplate and "speech_activity" in speech.hovertemplate
     colours = timeline.tool_colours(tracks)
-    assert colours["my_tool"] not in (green, *timeline.TOOL_COLOURS.values())
-
-    def at(x: float, y: float) -> tuple[int, ...]:
-        return tuple(int(v) for v in pixels[int(y), int(x)])
-
-    # Inside the speech span's box, in its lane: the tool's colour; before and after: not.
-    x0, y0, x1, y1 = layout.span_box(0, 0)
-    assert (round(x0), round(x1)) == (round(layout.x(1.0)), round(layout.x(2.0)))
-    top_row = y0 + 1  # above the label's letters
-    assert at(layout.x(1.05), top_row) == green
-    assert at(layout.x(1.95), top_row) == green
-    assert at(layout.x(0.8), top_row) == timeline.PANEL
-    assert at(layout.x(2.3), top_row) == timeline.PANEL
-    # The second tool's overlapping spans sit in two sub-rows of its own lane.
-    _, a_top, _, a_bottom = layout.span_box(1, 0)
-    _, b_top, _, b_bottom = layout.span_box(1, 1)
-    assert b_top > a_bottom and a_top > y1
-    assert at(layout.x(2.5), b_top + 1) == colours["my_tool"]
-    assert at(layout.x(2.5), a_top + 1) == timeline.PANEL
-    assert at(layout.x(0.4), a_top + 1) == colours["my_tool"]
-    # The legend: each lane starts with a swatch in its tool's colour.
-    assert at(13, layout.lane_top(0) + 11) == green
-    assert at(13, layout.lane_top(1) + 11) == colours["my_tool"]
-    # The waveform is drawn where there is sound, flat where there is none; the spectrogram
-    # is brightest at 1 kHz while the tone sounds.
-    wave_mid = layout.wave_top + layout.wave_h // 2
-    column_sound, column_quiet = int(layout.x(1.5)), int(layout.x(3.5))
-    assert at(column_sound, wave_mid - 20) == timeline.WAVE
-    assert at(column_quiet, wave_mid - 20) != timeline.WAVE
-    spectrogram = pixels[layout.spec_top : layout.spec_top + layout.spec_h, column_sound].sum(1)
-    brightest = int(np.argmax(spectrogram))
-    expected = layout.spec_h * (1 - 1000 / 8000)
-    assert abs(brightest - expected) <= 4
-    quiet = pixels[layout.spec_top : layout.spec_top + layout.spec_h, column_quiet].sum(1)
-    assert quiet.max() < spectrogram.max()
+    assert colours["my_tool"] not in timeline.TOOL_COLOURS.values()
+    # Overlapping spans of one tool in two sub-rows of its own lane, below the first lane.
+    assert list(bars["my_tool"].y) == [-1, -2]
+    assert fig.layout.title.text == "test &lt;b&gt;"
+    # The waveform follows the sound; the spectrogram is loudest at 1 kHz while the tone sounds.
+    wave = next(tr for tr in fig.data if tr.name == "waveform")
+    highs = np.array(wave.y)
+    times = np.array(wave.x)
+    assert highs[(times > 1.2) & (times < 1.8)].min() > 0.5
+    assert abs(highs[times > 2.5]).max() < 0.01
+    spec = next(tr for tr in fig.data if tr.type == "heatmap")
+    z = np.array(spec.z)
+    column = int(np.argmin(abs(np.array(spec.x) - 1.5)))
+    assert abs(spec.y[int(np.argmax(z[:, column]))] - 1.0) < 0.2
 
 
-def test_timeline_without_spans_or_audio_still_draws() -> None:
-    image = timeline.draw_timeline(np.zeros(0, np.float32), 16_000, [])
-    assert image.size[0] == 1100
+def test_transcript_segments_are_spans_with_their_words() -> None:
+    e = Clock()
+    words = "the quick brown fox jumps over the lazy dog near the river bank today"
+    segments = [
+        {"start": 0.0, "end": 2.0, "text": words},
+        {"start": 2.5, "end": 3.0, "text": "yes"},
+    ]
+    events = [
+        started(e),
+        e(ev.ToolResultEvent, call_id="c1", tool="transcribe", output="",
+          data={"segments": segments, "spans": [{"start": 0, "end": 3, "label": "x"}]}),
+    ]  # fmt: skip
+    (track,) = timeline.tracks_from_events(events)
+    assert [(s.start, s.end) for s in track.spans] == [(0.0, 2.0), (2.5, 3.0)]
+    assert track.spans[0].text == words and track.spans[0].label.endswith("…")
+    fig = timeline.timeline_figure(None, 16_000, [track])
+    bar = fig.data[0]
+    assert "quick brown fox" in bar.customdata[0][3]
+
+
+def test_timeline_without_spans_or_audio_and_for_long_audio() -> None:
+    fig = timeline.timeline_figure(np.zeros(0, np.float32), 16_000, [])
+    assert "No tool reported" in fig.layout.annotations[0].text
     long = np.random.default_rng(0).normal(0, 0.1, 16_000 * 600).astype(np.float32)
     spans = [timeline.Span(i, i + 0.5, f"s{i}") for i in range(0, 600, 3)]
-    picture = timeline.draw_timeline(long, 16_000, [timeline.Track("transcribe", spans)])
-    assert picture.size[0] == 1100
+    fig = timeline.timeline_figure(long, 16_000, [timeline.Track("transcribe", spans)])
+    wave = next(tr for tr in fig.data if tr.name == "waveform")
+    assert len(wave.x) == timeline.WAVE_POINTS  # the figure does not grow with the audio
+    assert len(fig.to_json()) < 600_000
 
 
 def test_tick_step() -> None:
@@ -609,3 +613,47 @@ def test_compare_pairs_and_the_unavailable_list() -> None:
     assert "**Planners**\n\n- **GPT-5**: set OPENAI\\_API\\_KEY to use it" in text
     assert "**Presets**" in text and "**Tools**" not in text
     assert "available" in ui.unavailable_table({"planners": [], "tools": []})
+
+
+def test_answer_line_shows_confidence_and_best_guess() -> None:
+    messages = render.render_run(full_run(Clock()))
+    first_line = messages[-1]["content"].split("\n\n")[0]
+    assert first_line == "**Answer: Dog barking** · confidence 0.90"
+    e = Clock()
+    events = [
+        started(e),
+        e(ev.Answer, text="Rain", choice="Rain", confidence=0.3, guess=True),
+        e(ev.RunFinished, calls=0, input_tokens=0, output_tokens=0, cost=0.0, wall_s=0.1),
+    ]
+    line = render.render_run(events)[-1]["content"].split("\n\n")[0]
+    assert line == "**Can't tell; best guess: Rain** · confidence 0.30"
+    assert "confidence" not in render.render_run(events)[-1]["content"].splitlines()[-1]
+
+
+def test_rationale_that_repeats_the_last_reasoning_panel_is_left_out() -> None:
+    e = Clock()
+    said = "Dog is the strongest class (0.91), so the answer is Dog barking."
+    events = [
+        started(e),
+        e(ev.Thought, turn=1, text=f"{said}\n<answer>Dog barking</answer>"),
+        e(ev.Answer, text="Dog barking", choice="Dog barking", rationale=said),
+        e(ev.RunFinished, calls=0, input_tokens=0, output_tokens=0, cost=0.0, wall_s=0.1),
+    ]
+    messages = render.render_run(events)
+    assert said in messages[0]["content"].replace("\\", "")  # the panel keeps it
+    assert "strongest class" not in messages[-1]["content"]  # the answer does not repeat it
+
+
+def test_degraded_run_says_which_tool_failed() -> None:
+    e = Clock()
+    events = [
+        started(e),
+        e(ev.Answer, text="Dog barking", choice="Dog barking"),
+        e(
+            ev.RunFinished, calls=2, input_tokens=0, output_tokens=0, cost=0.0, wall_s=1.0,
+            status="degraded", degraded_tools=["transcribe"],
+        ),
+    ]  # fmt: skip
+    content = render.render_run(events)[-1]["content"]
+    assert "**Tools failed:** transcribe" in content
+    assert "degraded: transcribe" in content.splitlines()[-1]

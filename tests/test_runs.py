@@ -147,7 +147,7 @@ async def test_a_full_server_queues_runs_with_queued_events(world):
     assert by_run[ids[2]][0].type == "queued" and by_run[ids[2]][2].type == "run_started"
     # the chat shows the waiting state
     shown = render.render_run(by_run[ids[2]][:1])
-    assert shown[-1]["metadata"]["title"] == "⏳ Queued: 1 ahead"
+    assert shown[-1]["metadata"]["title"] == "Queued: 1 ahead"
     # a stored queue position is folded like any other event
     assert status(world, ids[2]) == "ok"
 

@@ -1,0 +1,81 @@
+// The sidebar's conversation list (the js_on_load of its gr.HTML; `element`, `trigger` and
+// `watch` come from Gradio). One Tab stop: the arrow keys, Home and End move inside the list,
+// Enter or Space opens; the search box filters it as you type.
+const items = () => Array.from(element.querySelectorAll(".conv-item"));
+const shown = () => items().filter((item) => !item.hidden);
+let refocus = false;
+
+function rove(target, focus) {
+  items().forEach((item) => (item.tabIndex = -1));
+  if (!target) return;
+  target.tabIndex = 0;
+  if (focus) target.focus();
+}
+
+function open(item) {
+  refocus = element.contains(document.activeElement);
+  trigger("click", { id: item.dataset.id });
+  if (window.askAudioCloseSidebarOnPhone) window.askAudioCloseSidebarOnPhone();
+}
+
+function filter() {
+  const box = document.querySelector("#conv-search input, #conv-search textarea");
+  const words = (box ? box.value : "").toLowerCase().split(/\s+/).filter(Boolean);
+  items().forEach((item) => {
+    const text = item.dataset.search || "";
+    item.hidden = !words.every((word) => text.includes(word));
+  });
+  element.querySelectorAll(".conv-group").forEach((group) => {
+    group.hidden = !group.querySelector(".conv-item:not([hidden])");
+  });
+  const none = element.querySelector(".conv-nomatch");
+  if (none) none.hidden = items().length === 0 || shown().length > 0;
+  const current = items().find((item) => item.tabIndex === 0);
+  if (!current || current.hidden) {
+    const selected = shown().find((item) => item.getAttribute("aria-selected") === "true");
+    rove(selected || shown()[0], false);
+  }
+}
+
+element.addEventListener("click", (event) => {
+  const item = event.target.closest(".conv-item");
+  if (item) {
+    rove(item, false);
+    open(item);
+  }
+});
+
+element.addEventListener("keydown", (event) => {
+  const item = event.target.closest(".conv-item");
+  if (!item) return;
+  const list = shown();
+  const at = list.indexOf(item);
+  let next = null;
+  if (event.key === "ArrowDown") next = list[Math.min(at + 1, list.length - 1)];
+  else if (event.key === "ArrowUp") next = list[Math.max(at - 1, 0)];
+  else if (event.key === "Home") next = list[0];
+  else if (event.key === "End") next = list[list.length - 1];
+  else if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    open(item);
+    return;
+  }
+  if (next) {
+    event.preventDefault();
+    rove(next, true);
+  }
+});
+
+document.addEventListener("input", (event) => {
+  if (event.target instanceof Element && event.target.closest("#conv-search")) filter();
+});
+
+watch("value", () => {
+  filter();
+  if (refocus) {
+    refocus = false;
+    const selected = element.querySelector('.conv-item[aria-selected="true"]');
+    if (selected) selected.focus();
+  }
+});
+filter();

@@ -1,0 +1,122 @@
+"""The sidebar's list of past conversations as HTML: grouped by day, each entry with its
+title, the names of its recordings and a relative date.
+
+The list is one ARIA listbox (one Tab stop; the arrow keys move inside it, Enter opens) and
+is filtered by the search box in the browser (``frontend/page.js``), on the ``data-search``
+text of each entry. Everything shown is escaped here. Nothing here talks to Gradio or the
+database.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from storage.schemas import ConversationInfo
+
+EMPTY_TEXT = "No conversations yet. Ask a question and it appears here."
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    title: str
+    audio_names: tuple[str, ...]
+    updated_at: datetime
+
+
+def entries(
+    conversations: Sequence[ConversationInfo], audio_names: Mapping[str, Sequence[str]]
+) -> list[Entry]:
+    return [
+        Entry(c.id, c.title, tuple(audio_names.get(c.id, ())), c.updated_at) for c in conversations
+    ]
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def relative_date(moment: datetime, now: datetime) -> str:
+    """ "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", "12 Nov", "12 Nov 2024"."""
+    moment, now = _utc(moment), _utc(now)
+    seconds = (now - moment).total_seconds()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    days = (now.date() - moment.date()).days
+    if days == 0:
+        return f"{int(seconds // 3600)} h ago"
+    if days == 1:
+        return "yesterday"
+    if days < 7:
+        return f"{days} days ago"
+    if moment.year == now.year:
+        return f"{moment.day} {moment:%b}"
+    return f"{moment.day} {moment:%b %Y}"
+
+
+def day_label(moment: datetime, now: datetime) -> str:
+    """The heading of the day group an entry belongs to."""
+    moment, now = _utc(moment), _utc(now)
+    days = (now.date() - moment.date()).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days < 7:
+        return f"{moment:%A}, {moment.day} {moment:%b}"
+    if moment.year == now.year:
+        return f"{moment.day} {moment:%B}"
+    return f"{moment.day} {moment:%B %Y}"
+
+
+def subtitle(entry: Entry, now: datetime) -> str:
+    """The line under the title: the recordings' names and the relative date."""
+    names = list(entry.audio_names)
+    parts = []
+    if names:
+        parts.append(names[0] + (f" +{len(names) - 1}" if len(names) > 1 else ""))
+    parts.append(relative_date(entry.updated_at, now))
+    return " · ".join(parts)
+
+
+def history_html(
+    items: Sequence[Entry], selected: str | None = None, now: datetime | None = None
+) -> str:
+    """The listbox: day groups, newest first (``items`` are in that order)."""
+    now = now or datetime.now(UTC)
+    if not items:
+        return f'<p class="conv-empty">{html.escape(EMPTY_TEXT)}</p>'
+    focus_id = selected if any(i.id == selected for i in items) else items[0].id
+    groups: list[tuple[str, list[Entry]]] = []
+    for item in items:
+        label = day_label(item.updated_at, now)
+        if not groups or groups[-1][0] != label:
+            groups.append((label, []))
+        groups[-1][1].append(item)
+    out = ['<div class="conv-list" role="listbox" aria-label="Past conversations">']
+    for number, (label, group) in enumerate(groups):
+        heading = f"conv-day-{number}"
+        out.append(f'<div class="conv-group" role="group" aria-labelledby="{heading}">')
+        out.append(f'<div class="conv-day" id="{heading}">{html.escape(label)}</div>')
+        for item in group:
+            sub = subtitle(item, now)
+            search = " ".join([item.title, *item.audio_names]).casefold()
+            chosen = item.id == selected
+            out.append(
+                f'<div class="conv-item" role="option" id="conv-{html.escape(item.id)}"'
+                f' data-id="{html.escape(item.id)}" data-search="{html.escape(search)}"'
+                f' aria-selected="{"true" if chosen else "false"}"'
+                f' tabindex="{0 if item.id == focus_id else -1}"'
+                f' title="{html.escape(item.title)}">'
+                f'<span class="conv-title">{html.escape(item.title)}</span>'
+                f'<span class="conv-meta">{html.escape(sub)}</span></div>'
+            )
+        out.append("</div>")
+    out.append("</div>")
+    out.append('<p class="conv-nomatch" hidden>No conversation matches the search.</p>')
+    return "".join(out)
