@@ -1,14 +1,17 @@
 """Entry point: settings, storage, registry, the FastAPI app with the Gradio UI mounted; serve.
 
 python app.py            # http://127.0.0.1:7860, offline default
+python app.py --share    # also a public Gradio share link (needs outbound internet)
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
 import os
+import sys
 import threading
 from collections.abc import AsyncIterator
 
@@ -18,14 +21,16 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
 from fastapi import FastAPI, Request  # noqa: E402
+from fastapi.responses import RedirectResponse  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
-from backend import api  # noqa: E402
+from backend import api, auth, hosting  # noqa: E402
 from backend.auth import owner_from_request  # noqa: E402
 from backend.limits import BodyLimitMiddleware, quota_gate  # noqa: E402
 from backend.retention import start_retention  # noqa: E402
 from backend.service import AgentService  # noqa: E402
 from backend.settings import Settings  # noqa: E402
+from backend.sharing import SHARED_PAGE  # noqa: E402
 from storage import Store  # noqa: E402
 
 log = logging.getLogger("audio_agent")
@@ -70,18 +75,47 @@ def create_app(
             service.upload_quota, lambda scope: owner_from_request(Request(scope))
         ),
     )
+    auth.install(app, identity_for(settings))
+    hosting.install_host_check(app, settings)
     app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
         return app
+    from frontend import shared_view
     from frontend.ui import build_ui
 
+    @app.get(SHARED_PAGE + "/{token}", include_in_schema=False)
+    def shared_page(token: str) -> RedirectResponse:
+        """A share link: the read-only page (frontend.shared_view), the token in its query."""
+        return RedirectResponse(shared_view.view_url(settings.root_path, token), status_code=307)
+
+    gr.mount_gradio_app(
+        app,
+        shared_view.build_shared_view(service),
+        path=shared_view.VIEW_PATH,
+        auth_dependency=auth.gradio_user,
+        root_path=(settings.root_path + shared_view.VIEW_PATH) if settings.root_path else None,
+    )
     return gr.mount_gradio_app(
         app,
         build_ui(service),
         path="/",
         max_file_size=int(settings.max_upload_mb * 1024 * 1024),  # refused before it is stored
+        auth_dependency=auth.gradio_user,  # gr.Request.username: the owner (see backend.auth)
+        root_path=settings.root_path or None,
+    )
+
+
+def identity_for(settings: Settings) -> auth.Identity:
+    """Owner cookies and tokens: the secret, and the users when login is on."""
+    return auth.Identity(
+        secret=auth.load_secret(settings.data_dir),
+        users=auth.parse_users(settings.users) if settings.users else None,
+        token_days=settings.token_days,
+        session_days=settings.token_days,
+        root_path=settings.root_path,
+        embedded=settings.embedded,
     )
 
 
@@ -107,15 +141,46 @@ def _registry_hook() -> Registry | None:
     return registry
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Ask about audio: the web app and its API.")
+    parser.add_argument(
+        "--share",
+        action="store_true",
+        help="also open a public Gradio share link (needs outbound internet; see README)",
+    )
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("alembic", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = Settings.from_env()
+    if args.share:
+        try:  # before anything starts: no internet, no tunnel, a clear message
+            hosting.check_share_reachable()
+        except hosting.ShareUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return 2
+        settings.allowed_hosts = settings.allowed_hosts or [
+            *hosting.allowed_hosts(settings),
+            *hosting.SHARE_HOSTS,
+        ]
     app = create_app(settings, registry=_registry_hook())
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level="warning",
+            root_path=settings.root_path,
+        )
+    )
     print(f"Serving on http://{settings.host}:{settings.port}", flush=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    if args.share:
+        threading.Thread(
+            target=hosting.open_share_tunnel, args=(server, settings), daemon=True
+        ).start()
+    server.run()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

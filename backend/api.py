@@ -96,17 +96,21 @@ def build_router(service: AgentService) -> APIRouter:
         return service.catalogue()
 
     @router.get("/conversations")
-    def list_conversations() -> list[ConversationInfo]:
-        return service.store.list_conversations()
+    def list_conversations(owner: str = Depends(current_owner)) -> list[ConversationInfo]:
+        return service.store.list_conversations(owner)
 
     @router.post("/conversations", status_code=201)
-    def create_conversation(body: NewConversation | None = None) -> ConversationInfo:
+    def create_conversation(
+        body: NewConversation | None = None, owner: str = Depends(current_owner)
+    ) -> ConversationInfo:
         title = check_title((body or NewConversation()).title, service.settings.limits)
-        return service.store.create_conversation(title)
+        return service.store.create_conversation(title, owner=owner)
 
     @router.get("/conversations/{conversation_id}")
-    def get_conversation(conversation_id: str) -> dict[str, Any]:
-        conv = service.conversation_or_404(conversation_id)
+    def get_conversation(
+        conversation_id: str, owner: str = Depends(current_owner)
+    ) -> dict[str, Any]:
+        conv = service.conversation_or_404(conversation_id, owner=owner)
         return {
             "conversation": conv.model_dump(mode="json"),
             "messages": [
@@ -114,28 +118,30 @@ def build_router(service: AgentService) -> APIRouter:
                     **view.message.model_dump(mode="json"),
                     "runs": [run.info.model_dump(mode="json") for run in view.runs],
                 }
-                for view in service.conversation_view(conversation_id, events=False)
+                for view in service.conversation_view(conversation_id, owner=owner, events=False)
             ],
         }
 
     @router.patch("/conversations/{conversation_id}")
-    def rename(conversation_id: str, body: Rename) -> ConversationInfo:
-        service.conversation_or_404(conversation_id)
+    def rename(
+        conversation_id: str, body: Rename, owner: str = Depends(current_owner)
+    ) -> ConversationInfo:
+        service.conversation_or_404(conversation_id, owner=owner)
         title = check_title(body.title, service.settings.limits)
-        renamed = service.store.rename_conversation(conversation_id, title)
+        renamed = service.store.rename_conversation(conversation_id, title, owner)
         assert renamed is not None
         return renamed
 
     @router.delete("/conversations/{conversation_id}", status_code=204)
-    def delete(conversation_id: str) -> None:
-        service.conversation_or_404(conversation_id)
+    def delete(conversation_id: str, owner: str = Depends(current_owner)) -> None:
+        service.conversation_or_404(conversation_id, owner=owner)
         service.delete_conversation(conversation_id)  # with its orphaned audio, cache, files
 
     @router.get("/conversations/{conversation_id}/export")
-    def export(conversation_id: str) -> JSONResponse:
-        service.conversation_or_404(conversation_id)
+    def export(conversation_id: str, owner: str = Depends(current_owner)) -> JSONResponse:
+        service.conversation_or_404(conversation_id, owner=owner)
         return JSONResponse(
-            service.store.conversation_export(conversation_id),
+            service.store.conversation_export(conversation_id, owner),
             headers={
                 "Content-Disposition": f'attachment; filename="conversation-{conversation_id}.json"'
             },
@@ -158,18 +164,13 @@ def build_router(service: AgentService) -> APIRouter:
         return public_audio(info)
 
     @router.get("/audio/{audio_id}")
-    def audio_file(audio_id: str) -> FileResponse:
-        info = service.store.get_audio(audio_id)
-        if info is None:
-            raise HTTPException(404, f"No audio {audio_id}.")
+    def audio_file(audio_id: str, owner: str = Depends(current_owner)) -> FileResponse:
+        info = service.audio_or_404(audio_id, owner=owner)
         return FileResponse(info.original_path, filename=info.name or None)
 
     @router.get("/audio/{audio_id}/info")
-    def audio_info(audio_id: str) -> dict[str, Any]:
-        info = service.store.get_audio(audio_id)
-        if info is None:
-            raise HTTPException(404, f"No audio {audio_id}.")
-        return public_audio(info)
+    def audio_info(audio_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
+        return public_audio(service.audio_or_404(audio_id, owner=owner))
 
     @router.post("/conversations/{conversation_id}/ask")
     async def ask(
@@ -216,14 +217,12 @@ def build_router(service: AgentService) -> APIRouter:
         )
 
     @router.get("/messages/{message_id}/summary")
-    def message_summary(message_id: str) -> dict[str, Any]:
-        return service.message_summary(message_id).public()
+    def message_summary(message_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
+        return service.message_summary(message_id, owner=owner).public()
 
     @router.get("/runs/{run_id}")
-    def run(run_id: str) -> dict[str, Any]:
-        info = service.store.get_run(run_id)
-        if info is None:
-            raise HTTPException(404, f"No run {run_id}.")
+    def run(run_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
+        info = service.run_or_404(run_id, owner=owner)
         return {
             "run": info.model_dump(mode="json"),
             "events": [e.model_dump(mode="json") for e in service.store.run_events(run_id)],
@@ -234,12 +233,12 @@ def build_router(service: AgentService) -> APIRouter:
         run_id: str,
         request: Request,
         after: int = Query(0, ge=0, description="only events after this seq"),
+        owner: str = Depends(current_owner),
     ) -> list[dict[str, Any]] | StreamingResponse:
         """The run's events after ``after``. With ``Accept: text/event-stream``: the stored
         ones, then the live ones as they happen, until the run ends (SSE ``id`` = seq, so a
         client can resume with ``?after=`` its last id); otherwise a JSON list."""
-        if await asyncio.to_thread(service.store.get_run, run_id) is None:
-            raise HTTPException(404, f"No run {run_id}.")
+        await asyncio.to_thread(service.run_or_404, run_id, owner=owner)
         if "text/event-stream" in request.headers.get("accept", ""):
             resume = request.headers.get("last-event-id", "")
             start = max(after, int(resume) if resume.isdigit() else 0)
@@ -252,11 +251,9 @@ def build_router(service: AgentService) -> APIRouter:
         return [e.model_dump(mode="json") for e in events]
 
     @router.post("/runs/{run_id}/stop")
-    def stop_run(run_id: str) -> dict[str, Any]:
+    def stop_run(run_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
         """Stop a live run: it ends with status ``cancelled`` (its events so far kept)."""
-        info = service.store.get_run(run_id)
-        if info is None:
-            raise HTTPException(404, f"No run {run_id}.")
+        info = service.run_or_404(run_id, owner=owner)
         if info.status != "running":
             return {"run_id": run_id, "stopped": False, "status": info.status}
         if not service.stop_runs([run_id]):
@@ -292,7 +289,10 @@ async def follow_sse(
 
 
 def install(app: FastAPI, service: AgentService) -> None:
+    from backend import sharing
+
     app.include_router(build_router(service))
+    app.include_router(sharing.build_router(service))
 
     app.add_exception_handler(RequestValidationError, validation_error_response)
 

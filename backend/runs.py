@@ -434,8 +434,11 @@ class RunManager:
         await self._acquire_slot(live)
         try:
             live.request.first_seq = live.last_seq + 1
+            # Each owner's runs read and write only their own cached tool results.
+            for_owner = getattr(self.cache, "for_owner", None)
+            cache = for_owner(live.owner) if for_owner is not None else self.cache
             events = run_question(
-                live.request, store=self.audio, cache=self.cache, similarity=self.similarity
+                live.request, store=self.audio, cache=cache, similarity=self.similarity
             )
             try:
                 async for event in events:

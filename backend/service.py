@@ -9,7 +9,10 @@ following it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import logging
+import secrets
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -158,8 +161,12 @@ class AgentService:
         self.runs.close()
 
     # -- audio ----------------------------------------------------------------------------
-    def upload(self, data: bytes, name: str = "", *, owner: str = DEFAULT_OWNER) -> AudioInfo:
-        known = self.audio.get(sha256_bytes(data)) is not None  # the same bytes cost nothing
+    def upload(self, data: bytes, name: str = "", *, owner: str) -> AudioInfo:
+        """Store a recording (bytes shared by identical uploads) and give ``owner`` a
+        reference to it under ``name``."""
+        # The same bytes again cost nothing, if this owner has them already (another
+        # owner's copy must not show: no existence oracle through the quota).
+        known = self.store.get_audio(sha256_bytes(data), owner) is not None
         self.upload_quota.admit(owner, len(data), already_stored=known)
         try:
             ref = self.audio.add_bytes(data, name=name)
@@ -168,11 +175,19 @@ class AgentService:
         except AudioError as exc:
             raise ServiceError(str(exc), status=422) from exc
         self.store.add_audio(ref, size_bytes=len(data))
-        info = self.store.get_audio(ref.id)
+        self.store.add_audio_ref(owner, ref.id, Path(name).name if name else "")
+        info = self.store.get_audio(ref.id, owner)
         assert info is not None
         return info
 
-    def upload_file(self, path: str | Path) -> AudioInfo:
+    def audio_or_404(self, audio_id: str, *, owner: str) -> AudioInfo:
+        """``owner``'s recording; 404 alike for a missing id and someone else's."""
+        info = self.store.get_audio(audio_id, owner)
+        if info is None:
+            raise ServiceError(f"No audio {audio_id}.", status=404)
+        return info
+
+    def upload_file(self, path: str | Path, *, owner: str) -> AudioInfo:
         path = Path(path)
         if not path.is_file():
             raise ServiceError(f"No such file: {path.name}")
@@ -183,7 +198,7 @@ class AgentService:
                 f"{self.settings.max_upload_mb:.0f} MB.",
                 status=413,
             )
-        return self.upload(path.read_bytes(), name=path.name)
+        return self.upload(path.read_bytes(), name=path.name, owner=owner)
 
     # -- conversations ------------------------------------------------------------------------
     def delete_conversation(self, conversation_id: str) -> Purged | None:
@@ -216,18 +231,28 @@ class AgentService:
                 pruned.append(conversation_id)
         return pruned
 
-    def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
-        conv = self.store.get_conversation(conversation_id)
+    def conversation_or_404(self, conversation_id: str, *, owner: str) -> ConversationInfo:
+        """``owner``'s conversation; 404 alike for a missing id and someone else's."""
+        conv = self.store.get_conversation(conversation_id, owner)
         if conv is None:
             raise ServiceError(f"No conversation {conversation_id}.", status=404)
         return conv
 
-    def conversation_view(self, conversation_id: str, *, events: bool = True) -> list[MessageView]:
+    def run_or_404(self, run_id: str, *, owner: str) -> RunInfo:
+        """A run of ``owner``'s conversations; 404 alike for a missing id and someone else's."""
+        info = self.store.get_run(run_id, owner)
+        if info is None:
+            raise ServiceError(f"No run {run_id}.", status=404)
+        return info
+
+    def conversation_view(
+        self, conversation_id: str, *, owner: str, events: bool = True
+    ) -> list[MessageView]:
         """Messages with their runs, in a fixed number of queries (not one per message).
 
         ``events=False``: run rows only (a list of runs, a new question), which does not
         grow with the length of the runs' traces."""
-        self.conversation_or_404(conversation_id)
+        self.conversation_or_404(conversation_id, owner=owner)
         messages = self.store.list_messages(conversation_id)
         runs = self.store.conversation_runs(conversation_id)
         stored = (
@@ -240,10 +265,12 @@ class AgentService:
         return views
 
     async def conversation_view_async(
-        self, conversation_id: str, *, events: bool = True
+        self, conversation_id: str, *, owner: str, events: bool = True
     ) -> list[MessageView]:
         """``conversation_view`` off the event loop."""
-        return await asyncio.to_thread(self.conversation_view, conversation_id, events=events)
+        return await asyncio.to_thread(
+            self.conversation_view, conversation_id, owner=owner, events=events
+        )
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
         for message in reversed(self.store.list_messages(conversation_id)):
@@ -260,7 +287,7 @@ class AgentService:
 
     # -- asking ---------------------------------------------------------------------------
     def prepare(
-        self, conversation_id: str, ask: AskRequest, *, owner: str = DEFAULT_OWNER
+        self, conversation_id: str, ask: AskRequest, *, owner: str
     ) -> tuple[RunRequest, MessageInfo]:
         """Validate a question and record it; raises ServiceError before anything streams."""
         requests, message = self.prepare_many(
@@ -274,13 +301,13 @@ class AgentService:
         ask: AskRequest,
         contenders: list[tuple[str | None, str]],
         *,
-        owner: str = DEFAULT_OWNER,
+        owner: str,
     ) -> tuple[list[RunRequest], MessageInfo]:
         """One question for several (planner, strategy) pairs: sibling runs of one message.
 
         Admission (queue and per-owner limits) is checked before anything is stored:
         ServiceError 429 with a Retry-After header when refused."""
-        self.conversation_or_404(conversation_id)
+        self.conversation_or_404(conversation_id, owner=owner)
         question = ask.question.strip()
         if not question:
             raise ServiceError("Type a question first.")
@@ -300,8 +327,10 @@ class AgentService:
         if not audio_id:
             raise ServiceError("Upload or record audio first.")
         ref = self.audio.get(audio_id)
-        if ref is None or self.store.get_audio(audio_id) is None:
+        owned = self.store.get_audio(audio_id, owner)
+        if ref is None or owned is None:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
+        ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
         try:
             tools = self.registry.tools(ask.tools)
             planners = [
@@ -372,10 +401,12 @@ class AgentService:
         conversation_id: str,
         requests: list[RunRequest],
         *,
-        owner: str = DEFAULT_OWNER,
+        owner: str | None = None,
         answer_message: bool = True,
     ) -> list[str]:
         """Hand prepared runs to the run manager; returns at once with their ids.
+
+        ``owner``: whose runs (limits, tool cache); default the conversation's owner.
 
         When they have all ended, the answer becomes the assistant's message (one run), or
         the comparison's headline does (sibling runs; not when one was stopped).
@@ -393,6 +424,9 @@ class AgentService:
                 summary = self.compare_summary([i.id for i in infos])
                 self.store.add_message(conversation_id, "assistant", summary.headline)
 
+        if owner is None:
+            conv = self.store.get_conversation(conversation_id)
+            owner = conv.owner if conv is not None else DEFAULT_OWNER
         ticket = self._tickets.pop(requests[0].run_id, None) if requests else None
         try:
             return self.runs.start(requests, owner=owner, ticket=ticket, on_end=on_end)
@@ -446,16 +480,47 @@ class AgentService:
             rows.append(summary_row(info, self.registry.entry_label("planner", info.planner)))
         return CompareSummary.from_rows(rows)
 
-    def message_summary(self, message_id: str) -> CompareSummary:
-        runs = self.store.runs_for_message(message_id)
+    def message_summary(self, message_id: str, *, owner: str) -> CompareSummary:
+        runs = self.store.runs_for_message(message_id, owner)
         if not runs:
             raise ServiceError(f"No runs for message {message_id}.", status=404)
         return self.compare_summary([r.id for r in runs])
 
-    async def ask(self, conversation_id: str, ask: AskRequest) -> AsyncIterator[ev.Event]:
-        request, _ = self.prepare(conversation_id, ask)
+    async def ask(
+        self, conversation_id: str, ask: AskRequest, *, owner: str
+    ) -> AsyncIterator[ev.Event]:
+        request, _ = self.prepare(conversation_id, ask, owner=owner)
         async for event in self.stream(conversation_id, request):
             yield event
 
     def catalogue(self) -> dict[str, Any]:
         return self.registry.catalogue()
+
+    def cache_for(self, conversation_id: str) -> SqlToolCache:
+        """The tool cache as the conversation's owner sees it (owners never share results)."""
+        conv = self.store.get_conversation(conversation_id)
+        return SqlToolCache(self.store, owner=conv.owner if conv else None)
+
+    # -- share links ------------------------------------------------------------------------
+    def share(self, conversation_id: str, *, owner: str) -> str:
+        """A new read-only share link token (replacing an older one); only its hash is kept."""
+        self.conversation_or_404(conversation_id, owner=owner)
+        token = secrets.token_urlsafe(24)  # 192 bits
+        self.store.set_share(conversation_id, share_hash(token))
+        return token
+
+    def unshare(self, conversation_id: str, *, owner: str) -> bool:
+        self.conversation_or_404(conversation_id, owner=owner)
+        return self.store.revoke_share(conversation_id)
+
+    def shared_conversation(self, token: str) -> ConversationInfo:
+        """The conversation a share token opens; 404 for an unknown or revoked token."""
+        conversation_id = self.store.shared_conversation_id(share_hash(token)) if token else None
+        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        if conv is None:
+            raise ServiceError("No such share link (it may have been revoked).", status=404)
+        return conv
+
+
+def share_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

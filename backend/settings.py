@@ -43,6 +43,11 @@ class Settings:
     budget: int | None = None  # tool calls per question; None: the strategy's default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     warm_up: bool = True  # load the local models at start-up, in the background
+    users: str | None = None  # AUDIO_AGENT_USERS: users file or inline pairs; turns login on
+    allowed_hosts: list[str] | None = None  # Host header check; None: see backend.hosting
+    root_path: str = ""  # public path prefix behind a reverse proxy, e.g. "/audio"
+    token_days: float = 30.0  # lifetime of API bearer tokens and login cookies
+    embedded: bool = False  # shown in another site's iframe (a Space): cross-site cookies
     # Runs (backend/runs.py): admission, queue and per-owner limits; 0 turns a limit off.
     max_runs: int = field(default_factory=default_max_running)  # running at once (process)
     run_queue: int = 64  # waiting for a slot; past it new questions get 429
@@ -64,8 +69,16 @@ class Settings:
         return cls(
             data_dir=Path(env.get("AUDIO_AGENT_DATA_DIR", "data")),
             db_url=env.get("AUDIO_AGENT_DB_URL") or None,
-            host=env.get("AUDIO_AGENT_HOST", "127.0.0.1"),
-            port=int(env.get("AUDIO_AGENT_PORT", env.get("PORT", "7860"))),
+            # On a Hugging Face Space (SPACE_ID set) the app must listen on every interface.
+            host=env.get("AUDIO_AGENT_HOST")
+            or env.get("GRADIO_SERVER_NAME")
+            or ("0.0.0.0" if env.get("SPACE_ID") else "127.0.0.1"),
+            port=int(
+                env.get("AUDIO_AGENT_PORT")
+                or env.get("PORT")
+                or env.get("GRADIO_SERVER_PORT")
+                or "7860"
+            ),
             config_path=Path(env["AUDIO_AGENT_CONFIG"]) if env.get("AUDIO_AGENT_CONFIG") else None,
             max_upload_mb=float(env.get("AUDIO_AGENT_MAX_UPLOAD_MB", "200")),
             max_audio_minutes=float(env.get("AUDIO_AGENT_MAX_AUDIO_MINUTES", "30")),
@@ -74,6 +87,15 @@ class Settings:
                 env.get("AUDIO_AGENT_TOOL_TIMEOUT_S", str(DEFAULT_TOOL_TIMEOUT_S))
             ),
             warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
+            users=env.get("AUDIO_AGENT_USERS") or None,
+            allowed_hosts=[
+                h.strip() for h in env["AUDIO_AGENT_ALLOWED_HOSTS"].split(",") if h.strip()
+            ]
+            if env.get("AUDIO_AGENT_ALLOWED_HOSTS")
+            else None,
+            root_path=env.get("AUDIO_AGENT_ROOT_PATH", "").rstrip("/"),
+            token_days=float(env.get("AUDIO_AGENT_TOKEN_DAYS", "30")),
+            embedded=_env_bool("AUDIO_AGENT_EMBEDDED", bool(env.get("SPACE_ID"))),
             retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
             limits=Limits.from_env(env),
             max_runs=int(env.get("AUDIO_AGENT_MAX_RUNS") or default_max_running()),

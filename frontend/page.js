@@ -56,6 +56,10 @@
   window.askAudioCloseSidebarOnPhone = () => {
     if (narrow()) closeSidebar();
   };
+  // a window made narrow (a phone turned, a window resized) gets its page back too
+  window.matchMedia("(max-width: 700px)").addEventListener("change", (event) => {
+    if (event.matches) closeSidebar();
+  });
   let sidebarTries = 0;
   const sidebarTimer = setInterval(() => {
     sidebarTries += 1;

@@ -215,8 +215,10 @@ def timeline_figure(
     tracks: Sequence[Track],
     *,
     title: str = "",
+    compact: bool = False,
 ) -> go.Figure:
-    """The waveform, spectrogram and tool spans of one recording."""
+    """The waveform, spectrogram and tool spans of one recording (``compact``: for a narrow
+    compare column: fewer ticks, narrower margins)."""
     samples = np.asarray(samples if samples is not None else [], dtype=np.float32).reshape(-1)
     duration = samples.size / sample_rate if sample_rate > 0 and samples.size else 0.0
     duration = max([duration, *(s.end for t in tracks for s in t.spans)])
@@ -287,17 +289,18 @@ def timeline_figure(
         row=lane_row,
         col=1,
     )
-    step = tick_step(duration) if duration else 1.0
+    step = tick_step(duration, target=5 if compact else 10) if duration else 1.0
     fig.update_xaxes(
         range=[0, duration or 1.0], dtick=step, ticksuffix=" s", showgrid=True,
         gridcolor=GRID, zeroline=False, color=MUTED,
     )  # fmt: skip
-    fig.update_xaxes(title_text="time (drag to zoom, double-click to see it all)", row=lane_row)
+    axis_title = "time" if compact else "time (drag to zoom, double-click to see it all)"
+    fig.update_xaxes(title_text=axis_title, row=lane_row)
     fig.update_yaxes(fixedrange=True, color=MUTED)  # zoom in time only
     fig.update_layout(
         template="none",
         height=sum(heights) + 110,
-        margin={"l": 120, "r": 16, "t": 40, "b": 50},
+        margin={"l": 100 if compact else 120, "r": 12, "t": 40, "b": 50},
         title={"text": _escape(title), "x": 0, "xanchor": "left", "font": {"size": 14}},
         font={"family": "system-ui, sans-serif", "size": 12, "color": INK},
         hovermode="closest",

@@ -18,6 +18,7 @@ styles and behaviour.
 from __future__ import annotations
 
 import asyncio
+import copy
 import html
 import itertools
 import json
@@ -35,7 +36,9 @@ import plotly.graph_objects as go
 from agent import events as ev
 from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
+from backend.auth import owner_from_request
 from backend.limits import check_question, check_title
+from backend.owned import OwnedService
 from backend.service import (
     AgentService,
     AskRequest,
@@ -43,7 +46,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import files, history, live, render, timeline
+from frontend import files, history, live, render, shared_view, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -192,8 +195,10 @@ class _Ui:
         return checks_markdown(await doctor.run_checks(self.service.registry))
 
     def __init__(self, service: AgentService) -> None:
-        self.service = service
-        self.store = service.store
+        self.agent = service
+        # Scoped to one owner; each handler rescopes to its request's owner (scoped()).
+        self.service: Any = OwnedService(service, owner_from_request(None))
+        self.store: Any = self.service.store
         self.follows = live.Follows()
         catalogue = service.catalogue()
         self.catalogue = catalogue
@@ -205,6 +210,16 @@ class _Ui:
         self.components: dict[str, Any] = {}
         # conversations deleted but still undoable: id -> the timer that deletes them
         self.pending_deletes: dict[str, asyncio.TimerHandle] = {}
+
+    def scoped(self, request: gr.Request | None) -> _Ui:
+        """These handlers for the owner of ``request`` (backend.auth, backend.owned)."""
+        return self if request is None else self.for_owner(owner_from_request(request))
+
+    def for_owner(self, owner: str) -> _Ui:
+        view = copy.copy(self)
+        view.service = OwnedService(self.agent, owner)
+        view.store = view.service.store
+        return view
 
     # -- helpers ------------------------------------------------------------------------------
     def history_entries(self) -> list[history.Entry]:
@@ -315,8 +330,9 @@ class _Ui:
             label = render.contender_label(render.planner_label_of(events), started.strategy)
             title = label if short else f"{label} · {ref.name or 'recording'} · tool time spans"
             return timeline.timeline_figure(
-                samples, SAMPLE_RATE, timeline.tracks_from_events(events), title=title
-            )
+                samples, SAMPLE_RATE, timeline.tracks_from_events(events), title=title,
+                compact=short,
+            )  # fmt: skip
         except Exception:  # a figure must never break the page
             log.exception("could not draw the timeline of run %s", started.run_id)
             return None
@@ -424,10 +440,14 @@ class _Ui:
         }
 
     # -- handlers -----------------------------------------------------------------------------
-    def on_load(self) -> dict[str, Any]:
+    def on_load(self, request: gr.Request | None = None) -> dict[str, Any]:
+        self = self.scoped(request)
         return self.list_update(None)
 
-    def open_conversation(self, conversation_id: str | None) -> dict[Any, Any]:
+    def open_conversation(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        self = self.scoped(request)
         c = self.components
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             gr.Warning("That conversation no longer exists.")
@@ -488,13 +508,18 @@ class _Ui:
             **self.compare_summary_view(None),
         }
 
-    def new_and_list(self) -> dict[Any, Any]:
+    def new_and_list(self, request: gr.Request | None = None) -> dict[Any, Any]:
+        self = self.scoped(request)
         return {**self.new_conversation(), self.components["conv_list"]: self.list_update(None)}
 
-    def select_run(self, run_id: str | None) -> dict[Any, Any]:
+    def select_run(self, run_id: str | None, request: gr.Request | None = None) -> dict[Any, Any]:
+        self = self.scoped(request)
         return self.run_detail(run_id)
 
-    def rename(self, conversation_id: str | None, title: str) -> tuple[Any, ...]:
+    def rename(
+        self, conversation_id: str | None, title: str, request: gr.Request | None = None
+    ) -> tuple[Any, ...]:
+        self = self.scoped(request)
         title = (title or "").strip()
         if not conversation_id:
             gr.Warning("Open a conversation first.")
@@ -507,7 +532,10 @@ class _Ui:
         self.store.rename_conversation(conversation_id, title)
         return self.list_update(conversation_id), self.export_update(conversation_id)
 
-    def ask_delete(self, conversation_id: str | None) -> dict[Any, Any]:
+    def ask_delete(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        self = self.scoped(request)
         """Delete, step 1: ask to confirm."""
         c = self.components
         conv = self.store.get_conversation(conversation_id) if conversation_id else None
@@ -522,7 +550,10 @@ class _Ui:
             ),
         }
 
-    async def delete(self, conversation_id: str | None) -> dict[Any, Any]:
+    async def delete(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        self = self.scoped(request)
         """Delete, step 2 (confirmed): hidden at once, gone for good after UNDO_S seconds
         unless Undo is pressed first."""
         c = self.components
@@ -546,7 +577,10 @@ class _Ui:
         if self.pending_deletes.pop(conversation_id, None) is not None:
             self.service.delete_conversation(conversation_id)
 
-    async def undo_delete(self, conversation_id: str | None) -> dict[Any, Any]:
+    async def undo_delete(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        self = self.scoped(request)
         c = self.components
         handle = self.pending_deletes.pop(conversation_id or "", None)
         hide = {
@@ -581,7 +615,10 @@ class _Ui:
             None,
         )
 
-    def edit_last(self, conversation_id: str | None) -> dict[Any, Any]:
+    def edit_last(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        self = self.scoped(request)
         """Put the last question and its choices back in the input, to change and send."""
         c = self.components
         message = self.last_question(conversation_id)
@@ -603,8 +640,10 @@ class _Ui:
         strategy: str | None,
         compare_planners: list[str] | None,
         compare_strategies: list[str] | None,
+        request: gr.Request | None = None,
     ) -> AsyncIterator[dict[Any, Any]]:
         """Ask the last question again (same text, choices and recording) as a new turn."""
+        self = self.scoped(request)
         message = self.last_question(conversation_id)
         if message is None:
             yield self.problem("There is no question to retry yet.")
@@ -776,8 +815,10 @@ class _Ui:
         strategy: str | None,
         compare_planners: list[str] | None,
         compare_strategies: list[str] | None,
+        request: gr.Request | None = None,
     ) -> AsyncIterator[dict[Any, Any]]:
         """Ask (chat tab) or compare (compare tab): the button and Enter follow the tab."""
+        self = self.scoped(request)
         if mode == "compare":
             pairs = contenders(compare_planners, compare_strategies)
             updates = self.compare(
@@ -949,12 +990,16 @@ class _Ui:
         self, conversation_id: str | None, request: gr.Request
     ) -> AsyncIterator[dict[Any, Any]]:
         """Open a conversation; a run still going (the page was reloaded) is followed live."""
+        self = self.scoped(request)
         async for update in live.open_and_follow(self, self.follows, conversation_id, request):
             yield update
 
-    async def after_stop(self, conversation_id: str | None) -> dict[Any, Any]:
+    async def after_stop(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
         """After Stop: stop the conversation's live runs (they belong to the server), wait
         until they have stored their end, then show them."""
+        self = self.scoped(request)
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             return gr.skip()
         self.service.stop_runs([r.id for r in self.service.live_runs(conversation_id)])
@@ -1050,6 +1095,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     interactive=False,
                     elem_id="export-json",
                 )
+                shared_view.share_controls(ui, conv_state)  # Share: a read-only link
 
         # -- header: title, help; further header buttons (Check models ...) go in its row --------
         with gr.Row(equal_height=False, elem_id="header-row"):

@@ -7,8 +7,9 @@ the caller can remove their files after the commit (``backend.service`` does, to
 the UI's temporary copies and exports).
 
 A recording is still referenced when any remaining message of any owner points at it, or any
-remaining run's ``run_started`` event lists it (``REFERENCE_CHECKS``; an owner's upload
-reference, once such a table exists, is one more check there).
+remaining run's ``run_started`` event lists it (``REFERENCE_CHECKS``), or another owner has
+an upload reference to it (``audio_refs``); the deleting owner's own reference goes with the
+recording, or on its own when none of their conversations uses the kept recording any more.
 
 ``stale_conversations`` lists conversations untouched (``updated_at``) before a time, except
 those with a run still going, for ``AUDIO_AGENT_RETENTION_DAYS``.
@@ -23,7 +24,15 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from storage.models import Audio, Conversation, EventRow, Message, Run, ToolCacheEntry
+from storage.models import (
+    Audio,
+    AudioOwnerRef,
+    Conversation,
+    EventRow,
+    Message,
+    Run,
+    ToolCacheEntry,
+)
 from storage.repo import Store, _audio
 from storage.schemas import AudioInfo
 
@@ -60,6 +69,38 @@ def _referenced_by_runs(s: Session, audio_ids: set[str]) -> set[str]:
     return _audio_ids_of_runs(s, Message.audio_id.is_(None) | Message.audio_id.not_in(audio_ids))
 
 
+def _referenced_by_other_owners(s: Session, audio_ids: set[str], owner: str) -> set[str]:
+    """Another owner's upload of the same bytes keeps them (they reach it through it)."""
+    if not audio_ids:
+        return set()
+    return set(
+        s.scalars(
+            select(AudioOwnerRef.audio_id).where(
+                AudioOwnerRef.audio_id.in_(audio_ids), AudioOwnerRef.owner != owner
+            )
+        )
+    )
+
+
+def _drop_unused_refs(s: Session, audio_ids: set[str], owner: str) -> None:
+    """The owner's references to kept recordings none of their conversations uses any more."""
+    if not audio_ids:
+        return
+    used = set(
+        s.scalars(
+            select(Message.audio_id)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .where(Conversation.owner == owner, Message.audio_id.in_(audio_ids))
+        )
+    )
+    if audio_ids - used:
+        s.execute(
+            delete(AudioOwnerRef).where(
+                AudioOwnerRef.owner == owner, AudioOwnerRef.audio_id.in_(audio_ids - used)
+            )
+        )
+
+
 # Each returns the ids among ``audio_ids`` that something still in the database points at.
 REFERENCE_CHECKS: list[Callable[[Session, set[str]], Iterable[str]]] = [
     _referenced_by_messages,
@@ -89,6 +130,9 @@ def purge_conversation(store: Store, conversation_id: str) -> Purged | None:
             if not orphans:
                 break
             orphans -= set(check(s, orphans))
+        if mine:  # upload references (storage.models.AudioOwnerRef)
+            orphans -= _referenced_by_other_owners(s, orphans, purged.owner)
+            _drop_unused_refs(s, mine - orphans, purged.owner)
         if orphans:
             rows = list(s.scalars(select(Audio).where(Audio.id.in_(orphans)).with_for_update()))
             purged.audio = [_audio(r) for r in sorted(rows, key=lambda r: r.id)]

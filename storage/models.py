@@ -312,3 +312,52 @@ class ToolCacheEntry(Base):
     hits: Mapped[int] = mapped_column(
         Integer, default=0, comment="How many lookups this entry has answered."
     )
+
+
+class AudioOwnerRef(Base):
+    __tablename__ = "audio_refs"
+    __table_args__ = (
+        {
+            "comment": "Who may use which recording: one row per (owner, audio). Identical "
+            "uploads share the bytes and the audio row, but each owner reaches audio only "
+            "through their own reference, under the file name they uploaded it with."
+        },
+    )
+
+    owner: Mapped[str] = mapped_column(
+        String(255), primary_key=True, comment="The owner (visitor or user) who uploaded it."
+    )
+    audio_id: Mapped[str] = mapped_column(
+        String(64),
+        ForeignKey("audio.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+        comment="sha256 of the recording (audio.id).",
+    )
+    name: Mapped[str] = mapped_column(
+        SafeText,
+        default="",
+        comment="The file name this owner uploaded it with; never shown to another owner.",
+    )
+    created_at: Mapped[datetime] = _ts("When this owner first uploaded it (UTC).")
+
+
+class ShareLink(Base):
+    __tablename__ = "share_links"
+    __table_args__ = (
+        {
+            "comment": "Read-only share links of conversations. Only the sha256 of each "
+            "token is stored; the token itself is shown once, to the owner who made it."
+        },
+    )
+
+    token_hash: Mapped[str] = mapped_column(
+        String(64), primary_key=True, comment="sha256 hex of the share token."
+    )
+    conversation_id: Mapped[str] = mapped_column(
+        String(32),
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        index=True,
+        comment="The shared conversation; one live link per conversation.",
+    )
+    created_at: Mapped[datetime] = _ts("When the link was made (UTC).")

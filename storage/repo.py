@@ -6,6 +6,7 @@ shared by all threads of the web app. Nothing returned holds on to a session.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,10 +35,12 @@ from storage.models import (
     DEFAULT_OWNER,
     DEFAULT_TITLE,
     Audio,
+    AudioOwnerRef,
     Conversation,
     EventRow,
     Message,
     Run,
+    ShareLink,
     ToolCacheEntry,
     new_id,
     utc_now,
@@ -119,8 +122,13 @@ class Store:
         if not ids:
             return {}
         stmt = (
-            select(Message.conversation_id, Audio.name)
-            .join(Audio, Audio.id == Message.audio_id)
+            select(Message.conversation_id, AudioOwnerRef.name)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .join(  # the owner's own name for each recording, never another owner's
+                AudioOwnerRef,
+                (AudioOwnerRef.audio_id == Message.audio_id)
+                & (AudioOwnerRef.owner == Conversation.owner),
+            )
             .where(Message.conversation_id.in_(ids))
             .order_by(Message.conversation_id, Message.position)
         )
@@ -132,15 +140,20 @@ class Store:
                     found.append(name)
         return names
 
-    def get_conversation(self, conversation_id: str) -> ConversationInfo | None:
+    def get_conversation(
+        self, conversation_id: str, owner: str | None = None
+    ) -> ConversationInfo | None:
+        """The conversation; None if there is none, or (``owner`` given) it is someone else's."""
         with self._sessions() as s:
-            row = s.get(Conversation, conversation_id)
+            row = _owned(s.get(Conversation, conversation_id), owner)
             return _conversation(row) if row is not None else None
 
-    def rename_conversation(self, conversation_id: str, title: str) -> ConversationInfo | None:
-        """Set the title (and updated_at); None if there is no such conversation."""
+    def rename_conversation(
+        self, conversation_id: str, title: str, owner: str | None = None
+    ) -> ConversationInfo | None:
+        """Set the title (and updated_at); None if there is no such conversation (of ``owner``)."""
         with self._sessions.begin() as s:
-            row = s.get(Conversation, conversation_id)
+            row = _owned(s.get(Conversation, conversation_id), owner)
             if row is None:
                 return None
             row.title = title
@@ -148,13 +161,17 @@ class Store:
             s.flush()
             return _conversation(row)
 
-    def delete_conversation(self, conversation_id: str) -> bool:
-        """Delete it with its messages, runs and events; False if it did not exist.
+    def delete_conversation(self, conversation_id: str, owner: str | None = None) -> bool:
+        """Delete it with its messages, runs and events; False if it did not exist (or is
+        not ``owner``'s).
 
         Rows only: ``AgentService.delete_conversation`` (``storage.cleanup``) also removes the
         audio, cache entries and files that only this conversation used."""
+        stmt = delete(Conversation).where(Conversation.id == conversation_id)
+        if owner is not None:
+            stmt = stmt.where(Conversation.owner == owner)
         with self._sessions.begin() as s:
-            result = s.execute(delete(Conversation).where(Conversation.id == conversation_id))
+            result = s.execute(stmt)
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
     def touch(self, conversation_id: str) -> None:
@@ -192,10 +209,62 @@ class Store:
             if self.get_audio(ref.id) is None:
                 raise
 
-    def get_audio(self, audio_id: str) -> AudioInfo | None:
+    def get_audio(self, audio_id: str, owner: str | None = None) -> AudioInfo | None:
+        """The recording; with ``owner``, only through that owner's reference (None without
+        one), and with that owner's file name and upload time."""
         with self._sessions() as s:
             row = s.get(Audio, audio_id)
-            return _audio(row) if row is not None else None
+            if row is None or owner is None:
+                return _audio(row) if row is not None else None
+            ref = s.get(AudioOwnerRef, (owner, audio_id))
+            if ref is None:
+                return None
+            info = _audio(row)
+            return info.model_copy(update={"name": ref.name, "created_at": _utc(ref.created_at)})
+
+    def add_audio_ref(self, owner: str, audio_id: str, name: str = "") -> None:
+        """Give ``owner`` a reference to a stored recording (kept if it exists: the first
+        name this owner used stays)."""
+
+        def write(s: Session) -> None:
+            if s.get(AudioOwnerRef, (owner, audio_id)) is None:
+                s.add(
+                    AudioOwnerRef(owner=owner, audio_id=audio_id, name=name, created_at=utc_now())
+                )
+                s.flush()
+
+        self._retry_on_conflict(write)
+
+    # ------------------------------------------------------------------ share links
+
+    def set_share(self, conversation_id: str, token_hash: str) -> None:
+        """Make ``token_hash`` the conversation's one share link (replacing an older one)."""
+        with self._sessions.begin() as s:
+            s.execute(delete(ShareLink).where(ShareLink.conversation_id == conversation_id))
+            s.add(
+                ShareLink(
+                    token_hash=token_hash, conversation_id=conversation_id, created_at=utc_now()
+                )
+            )
+
+    def revoke_share(self, conversation_id: str) -> bool:
+        """Drop the conversation's share link; False if it had none."""
+        with self._sessions.begin() as s:
+            result = s.execute(
+                delete(ShareLink).where(ShareLink.conversation_id == conversation_id)
+            )
+            return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def shared_conversation_id(self, token_hash: str) -> str | None:
+        """The conversation a share link opens, or None."""
+        with self._sessions() as s:
+            row = s.get(ShareLink, token_hash)
+            return row.conversation_id if row is not None else None
+
+    def is_shared(self, conversation_id: str) -> bool:
+        stmt = select(ShareLink.token_hash).where(ShareLink.conversation_id == conversation_id)
+        with self._sessions() as s:
+            return s.scalar(stmt.limit(1)) is not None
 
     # ------------------------------------------------------------------ messages
 
@@ -398,14 +467,27 @@ class Store:
             int(recent), int(running), float(spent), _utc(oldest) if oldest else None
         )
 
-    def get_run(self, run_id: str) -> RunInfo | None:
+    def get_run(self, run_id: str, owner: str | None = None) -> RunInfo | None:
+        """The run; None if there is none, or (``owner`` given) it is in someone else's
+        conversation."""
+        stmt = select(Run).where(Run.id == run_id)
+        if owner is not None:
+            stmt = stmt.join(Message, Message.id == Run.message_id).join(
+                Conversation,
+                (Conversation.id == Message.conversation_id) & (Conversation.owner == owner),
+            )
         with self._sessions() as s:
-            row = s.get(Run, run_id)
+            row = s.scalar(stmt)
             return _run(row) if row is not None else None
 
-    def runs_for_message(self, message_id: str) -> list[RunInfo]:
-        """The runs answering one user message, oldest first."""
+    def runs_for_message(self, message_id: str, owner: str | None = None) -> list[RunInfo]:
+        """The runs answering one user message, oldest first (none of another owner's)."""
         stmt = select(Run).where(Run.message_id == message_id).order_by(Run.created_at, Run.id)
+        if owner is not None:
+            stmt = stmt.join(Message, Message.id == Run.message_id).join(
+                Conversation,
+                (Conversation.id == Message.conversation_id) & (Conversation.owner == owner),
+            )
         with self._sessions() as s:
             return [_run(r) for r in s.scalars(stmt)]
 
@@ -534,15 +616,18 @@ class Store:
 
     # ------------------------------------------------------------------ export
 
-    def conversation_export(self, conversation_id: str) -> dict[str, Any]:
+    def conversation_export(self, conversation_id: str, owner: str | None = None) -> dict[str, Any]:
         """The whole conversation as a JSON-serialisable dict (no audio bytes).
+
+        Audio is listed with the file names its owner uploaded it with (never another
+        owner's). With ``owner``, someone else's conversation is missing (LookupError).
 
         Shape: ``{"format", "exported_at", "conversation", "audio": [...], "messages":
         [{...message, "runs": [{...run, "events": [...]}]}]}``. Assistant messages are
         included with an empty ``runs`` list. Raises LookupError if it does not exist.
         """
         with self._sessions() as s:
-            conv = s.get(Conversation, conversation_id)
+            conv = _owned(s.get(Conversation, conversation_id), owner)
             if conv is None:
                 raise LookupError(f"No conversation {conversation_id!r}")
             messages = list(
@@ -603,8 +688,20 @@ class Store:
                 if wanted
                 else {}
             )
+            refs = (
+                {
+                    r.audio_id: r
+                    for r in s.scalars(
+                        select(AudioOwnerRef).where(
+                            AudioOwnerRef.owner == conv.owner, AudioOwnerRef.audio_id.in_(wanted)
+                        )
+                    )
+                }
+                if wanted
+                else {}
+            )
             audio_items = [
-                _audio(audio_rows[a]).model_dump(
+                _audio(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
                     mode="json", exclude={"stored_path", "original_path"}
                 )
                 for a in wanted
@@ -681,16 +778,29 @@ class Store:
 
 
 class SqlToolCache:
-    """The ``agent.tools.base.ToolCache`` protocol backed by the ``tool_cache`` table."""
+    """The ``agent.tools.base.ToolCache`` protocol backed by the ``tool_cache`` table.
 
-    def __init__(self, store: Store) -> None:
+    With ``owner``, keys are scoped to that owner: one owner's runs never read results cached
+    by another's (whose speed or cost would tell that someone had the same recording)."""
+
+    def __init__(self, store: Store, owner: str | None = None) -> None:
         self.store = store
+        self.owner = owner
+
+    def for_owner(self, owner: str) -> SqlToolCache:
+        """This cache as ``owner`` sees it."""
+        return SqlToolCache(self.store, owner=owner)
+
+    def scoped(self, key: str) -> str:
+        if self.owner is None:
+            return key
+        return hashlib.sha256(f"{self.owner}\0{key}".encode()).hexdigest()
 
     def get(self, key: str) -> ToolResult | None:
-        return self.store.cache_get(key)
+        return self.store.cache_get(self.scoped(key))
 
     def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        self.store.cache_put(key, tool, audio_id, result)
+        self.store.cache_put(self.scoped(key), tool, audio_id, result)
 
 
 def make_title(text: str, limit: int = TITLE_CHARS) -> str:
@@ -789,10 +899,25 @@ def _conversation(row: Conversation) -> ConversationInfo:
     )
 
 
-def _audio(row: Audio) -> AudioInfo:
+def _owned(row: Conversation | None, owner: str | None) -> Conversation | None:
+    """The row if it is ``owner``'s (or no owner is asked about); else None."""
+    if row is None or (owner is not None and row.owner != owner):
+        return None
+    return row
+
+
+def _audio(
+    row: Audio, ref: AudioOwnerRef | None = None, *, name_only_from_ref: bool = False
+) -> AudioInfo:
+    """An audio row; with an owner's reference, under that owner's name and upload time.
+
+    ``name_only_from_ref``: without a reference the name is empty (never the name another
+    owner uploaded it with)."""
+    fallback = "" if name_only_from_ref else row.name
+    name = ref.name if ref is not None else fallback
     return AudioInfo(
         id=row.id,
-        name=row.name,
+        name=name,
         format=row.format,
         duration_s=row.duration_s,
         sample_rate=row.sample_rate,
@@ -800,7 +925,7 @@ def _audio(row: Audio) -> AudioInfo:
         stored_path=row.stored_path,
         original_path=row.original_path,
         size_bytes=row.size_bytes,
-        created_at=_utc(row.created_at),
+        created_at=_utc(ref.created_at if ref is not None else row.created_at),
     )
 
 

@@ -227,6 +227,7 @@ def test_history_survives_a_restart_and_interrupted_runs_are_closed(tmp_path, to
         body = {"question": "What animal?", "audio_id": audio_id, "planner": "scripted"}
         with http.stream("POST", f"/api/conversations/{conv['id']}/ask", json=body) as r:
             streamed = read_sse(r)
+        visitor = dict(http.cookies)  # the same browser comes back after the restart
     # a run that was still going when the server died: started, never finished
     store = Store.open(settings.database_url)
     message = store.add_message(conv["id"], "user", "Cut short?", audio_id=audio_id)
@@ -238,7 +239,7 @@ def test_history_survives_a_restart_and_interrupted_runs_are_closed(tmp_path, to
 
     registry2, _ = scripted_registry()
     app = create_app(settings, registry=registry2, ui=False)
-    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30, cookies=visitor) as http:
         titles = [c["title"] for c in http.get("/api/conversations").json()]
         assert titles == ["What animal?"]
         detail = http.get(f"/api/conversations/{conv['id']}").json()

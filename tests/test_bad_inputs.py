@@ -184,6 +184,7 @@ class Server:
     data_dir: Path
     conversation: str
     audio: str
+    cookies: dict[str, str]  # the visitor who owns the conversation and the recording
 
     def snapshot(self) -> tuple[dict[str, int], list[tuple[str, int]]]:
         """Row counts of every table, and every file under the data directory with its size."""
@@ -212,7 +213,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serve(app) as base, httpx.Client(base_url=base) as http:
         conv = http.post("/api/conversations", json={"title": "kept"}).json()["id"]
         audio = http.post("/api/audio", files={"file": ("tone.wav", wav(tone(1.0)))}).json()["id"]
-        yield Server(base, data_dir, conv, audio)
+        yield Server(base, data_dir, conv, audio, dict(http.cookies))
 
 
 def fill(value: Any, server: Server) -> Any:
@@ -239,7 +240,7 @@ def test_bad_input_is_refused_with_a_reason(server: Server, case: Case):
         kwargs["content"] = case.raw
     elif case.body is not None:
         kwargs["json"] = fill(case.body, server)
-    with httpx.Client(base_url=server.base, timeout=30) as http:
+    with httpx.Client(base_url=server.base, timeout=30, cookies=server.cookies) as http:
         response = http.request(case.method, fill(case.path, server), **kwargs)
         assert response.status_code == case.status, response.text[:500]
         detail = response.json()["detail"]

@@ -22,7 +22,7 @@ from agent.tools.base import ToolResult
 from app import create_app
 from backend.settings import Settings
 from frontend import files
-from storage.models import Conversation
+from storage.models import DEFAULT_OWNER, Conversation
 from tests.servers import serve
 from tests.test_api import read_sse, scripted_registry
 
@@ -88,12 +88,13 @@ def test_app_serves_from_a_postgresql_url(
         assert export["messages"][0]["text"] == question.strip()
         renamed = http.patch(f"/api/conversations/{conv['id']}", json={"title": "a\x00b"})
         assert renamed.json()["title"] == "a\x00b"
+        visitor = dict(http.cookies)  # the same browser comes back after the restart
     app.state.service.store.close()
 
     # a restart on the same database finds everything
     registry, _ = scripted_registry()
     again = create_app(Settings.from_env(), registry=registry, ui=False)
-    with serve(again) as base, httpx.Client(base_url=base, timeout=60) as http:
+    with serve(again) as base, httpx.Client(base_url=base, timeout=60, cookies=visitor) as http:
         assert [c["title"] for c in http.get("/api/conversations").json()] == ["a\x00b"]
         assert http.delete(f"/api/conversations/{conv['id']}").status_code == 204
         assert http.get("/api/conversations").json() == []
@@ -103,6 +104,8 @@ def test_app_serves_from_a_postgresql_url(
 def test_deleting_a_conversation_deletes_what_only_it_used(
     any_db_url: str, tmp_path: Path, temp_dirs: Path
 ) -> None:
+    import gradio as gr
+
     from frontend.ui import _Ui
 
     shared_wav = tone(tmp_path / "shared.wav", 440)
@@ -121,6 +124,8 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
 
         shared, own = upload(shared_wav), upload(own_wav)
         mine = http.post("/api/conversations", json={}).json()["id"]
+        # the page's handlers as this visitor sees them
+        ui = ui.scoped(gr.Request(username=service.store.get_conversation(mine).owner))
         body = {"planner": "scripted", "tools": ["fake_events"]}
         ask(http, mine, {**body, "question": "What is it?", "audio_id": shared})
         ask(http, mine, {**body, "question": "And this?", "audio_id": own})
@@ -162,7 +167,8 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         assert service.audio.get(shared) is not None
         assert service.cache.get("s" * 64) is not None
         assert shared_gradio.is_dir()
-        assert http.get(f"/api/audio/{shared}").status_code == 200
+        # ... but not for this visitor: their reference went with their last use of it
+        assert http.get(f"/api/audio/{shared}").status_code == 404
 
         # deleting the last conversation that uses it removes it too
         purged = service.delete_conversation(theirs.id)
@@ -193,7 +199,7 @@ def test_retention_prunes_untouched_conversations(
     app = create_app(settings, registry=registry, ui=False)
     service = app.state.service
     app.state.retention.stop()  # driven by hand below; the thread is tested next
-    audio = service.upload_file(tone_wav)
+    audio = service.upload_file(tone_wav, owner=DEFAULT_OWNER)
     old = service.store.create_conversation("old")
     service.store.add_message(old.id, "user", "old?", audio_id=audio.id)
     recent = service.store.create_conversation("recent")

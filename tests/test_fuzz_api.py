@@ -42,7 +42,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[s
         with httpx.Client(base_url=base, timeout=30) as http:
             conv = http.post("/api/conversations", json={"title": "fuzz"}).json()["id"]
             audio = http.post("/api/audio", files={"file": ("s.wav", buffer.getvalue())})
-        yield base, {"conversation_id": conv, "audio_id": audio.json()["id"]}
+            cookie = "; ".join(f"{k}={v}" for k, v in http.cookies.items())  # their owner
+        yield base, {"conversation_id": conv, "audio_id": audio.json()["id"], "cookie": cookie}
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,8 @@ def test_no_server_errors_and_no_hangs(case, live):  # type: ignore[no-untyped-d
         for key in case.path_parameters:
             if key in known and zlib.crc32(repr(case.body).encode()) % 2:
                 case.path_parameters[key] = known[key]
-    response = case.call(base_url=base, timeout=REQUEST_TIMEOUT_S)
+    headers = {"Cookie": known["cookie"]}  # as the owner of those ids
+    response = case.call(base_url=base, timeout=REQUEST_TIMEOUT_S, headers=headers)
     assert response.status_code < 500, (
         f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:500]}"
     )

@@ -13,6 +13,7 @@ from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_service
 from backend.service import AskRequest
 from backend.settings import Settings
+from storage.models import DEFAULT_OWNER
 
 
 @contextmanager
@@ -46,14 +47,16 @@ def _service(tmp_path):
 
 async def _ask(service, conversation_id, audio_id, question):
     request, _ = service.prepare(
-        conversation_id, AskRequest(question=question, audio_id=audio_id, planner="scripted")
+        conversation_id,
+        AskRequest(question=question, audio_id=audio_id, planner="scripted"),
+        owner=DEFAULT_OWNER,
     )
     return [e async for e in service.stream(conversation_id, request)]
 
 
 async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, tone_wav):
     service = _service(tmp_path)
-    audio_id = service.upload_file(tone_wav).id
+    audio_id = service.upload_file(tone_wav, owner=DEFAULT_OWNER).id
     counts = {}
     for size in (2, 12):
         conv = service.store.create_conversation()
@@ -64,9 +67,9 @@ async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, to
         with counting(engine) as history_sql:
             history = service._history(conv.id)
         with counting(engine) as rows_sql:
-            rows = service.conversation_view(conv.id, events=False)
+            rows = service.conversation_view(conv.id, owner=DEFAULT_OWNER, events=False)
         with counting(engine) as full_sql:
-            full = service.conversation_view(conv.id)
+            full = service.conversation_view(conv.id, owner=DEFAULT_OWNER)
         assert [t.question for t in history] == [f"question {i}?" for i in range(size)]
         assert [t.answer for t in history] == [f"answer to question {i}?" for i in range(size)]
         user = [v for v in rows if v.message.role == "user"]
@@ -80,10 +83,12 @@ async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, to
 
 async def test_unanswered_questions_are_left_out_of_the_history(tmp_path, tone_wav):
     service = _service(tmp_path)
-    audio_id = service.upload_file(tone_wav).id
+    audio_id = service.upload_file(tone_wav, owner=DEFAULT_OWNER).id
     conv = service.store.create_conversation()
     await _ask(service, conv.id, audio_id, "first?")
-    service.prepare(conv.id, AskRequest(question="never run?", audio_id=audio_id))
+    service.prepare(
+        conv.id, AskRequest(question="never run?", audio_id=audio_id), owner=DEFAULT_OWNER
+    )
     await _ask(service, conv.id, audio_id, "third?")
     history = service._history(conv.id)
     assert [t.question for t in history] == ["first?", "third?"]

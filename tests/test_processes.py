@@ -86,12 +86,15 @@ def sse(response: httpx.Response) -> Iterator[dict]:
         current[key] = value
 
 
-def new_question(base: str, tone_wav: Path) -> tuple[str, dict]:
+def new_question(base: str, tone_wav: Path) -> tuple[str, dict, dict[str, str]]:
+    """A conversation and a question about a recording, and the visitor's cookie (every
+    later client is that visitor: the processes share the data directory's secret)."""
     with httpx.Client(base_url=base, timeout=30) as http:
         conv = http.post("/api/conversations", json={}).json()["id"]
         with open(tone_wav, "rb") as fh:
             audio_id = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
-    return conv, {**ASK, "audio_id": audio_id}
+        cookies = dict(http.cookies)
+    return conv, {**ASK, "audio_id": audio_id}, cookies
 
 
 def test_sigkill_mid_run_keeps_every_received_event_and_marks_it_interrupted(
@@ -100,10 +103,10 @@ def test_sigkill_mid_run_keeps_every_received_event_and_marks_it_interrupted(
     env = {"AUDIO_AGENT_WORKER_ID": "box:one"}  # the same worker after the restart
     first = Server(tmp_path / "data", tmp_path / "server.log", **env)
     servers.append(first)
-    conv, body = new_question(first.base, tone_wav)
+    conv, body, cookies = new_question(first.base, tone_wav)
     received = []
     with (
-        httpx.Client(base_url=first.base, timeout=30) as http,
+        httpx.Client(base_url=first.base, timeout=30, cookies=cookies) as http,
         http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp,
     ):
         run_id = resp.headers["X-Run-Id"]
@@ -116,7 +119,7 @@ def test_sigkill_mid_run_keeps_every_received_event_and_marks_it_interrupted(
 
     second = Server(tmp_path / "data", tmp_path / "server.log", **env)
     servers.append(second)
-    with httpx.Client(base_url=second.base, timeout=30) as http:
+    with httpx.Client(base_url=second.base, timeout=30, cookies=cookies) as http:
         got = http.get(f"/api/runs/{run_id}").json()
     assert got["run"]["status"] == "interrupted"
     stored = [parse_event(e) for e in got["events"]]
@@ -134,15 +137,15 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
     }
     a = Server(tmp_path / "data", tmp_path / "a.log", **env)
     servers.append(a)
-    conv, body = new_question(a.base, tone_wav)
-    with httpx.Client(base_url=a.base, timeout=60) as http:
+    conv, body, cookies = new_question(a.base, tone_wav)
+    with httpx.Client(base_url=a.base, timeout=60, cookies=cookies) as http:
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
             run_id = resp.headers["X-Run-Id"]
             next(f for f in sse(resp) if f["event"] == "tool_result")
         # a second process starts on the same database while A's run is live
         b = Server(tmp_path / "data", tmp_path / "b.log", **env)
         servers.append(b)
-        with httpx.Client(base_url=b.base, timeout=60) as via_b:
+        with httpx.Client(base_url=b.base, timeout=60, cookies=cookies) as via_b:
             assert via_b.get(f"/api/runs/{run_id}").json()["run"]["status"] == "running"
             before = len(via_b.get(f"/api/runs/{run_id}/events").json())
             time.sleep(3)  # two leases: B's sweeps leave A's live run alone
@@ -184,9 +187,10 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
         f"{b.base}/api/runs/{run_id}/events",
         headers={"Accept": "text/event-stream"},
         timeout=60,
+        cookies=cookies,
     ) as followed:
         events = [parse_event(json.loads(f["data"])) for f in sse(followed)]
     assert events[: len(received)] == received
     assert events[-1].type == "run_failed" and events[-1].kind == "interrupted"
-    got = httpx.get(f"{b.base}/api/runs/{run_id}").json()["run"]
+    got = httpx.get(f"{b.base}/api/runs/{run_id}", cookies=cookies).json()["run"]
     assert got["status"] == "interrupted"

@@ -89,9 +89,11 @@ def test_api_refuses_the_upload_over_the_hourly_quota(tmp_path):
         assert http.get("/api/health").status_code == 200
         # refused before the body is read: the answer comes after the headers alone
         host, port = base.removeprefix("http://").split(":")
+        cookie = "; ".join(f"{k}={v}" for k, v in http.cookies.items())
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(
                 f"POST /api/audio HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100000\r\n"
+                f"Cookie: {cookie}\r\n"  # the same visitor: the quota is per owner
                 "Content-Type: multipart/form-data; boundary=x\r\n\r\n".encode()
             )
             answer = sock.recv(65536)

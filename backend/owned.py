@@ -1,0 +1,177 @@
+"""The store and the service as one owner sees them (what the Gradio handlers use).
+
+``OwnedService(service, owner)`` has the service's methods with ``owner`` bound, and its
+``store`` and ``audio`` are scoped the same way: another owner's conversation, run or
+recording is simply not there (None, an empty list, or a 404 ServiceError, as for an id
+that does not exist). Methods not listed here are not reachable through it, so a handler
+cannot read unscoped data by accident.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from agent.audio import AudioRef, AudioStore
+from backend.service import AgentService, AskRequest, CompareSummary, MessageView
+from storage import Store
+from storage.models import DEFAULT_TITLE
+from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+
+class OwnedStore:
+    """``Store`` methods the UI uses, limited to one owner's data."""
+
+    def __init__(self, store: Store, owner: str) -> None:
+        self._store = store
+        self.owner = owner
+
+    def list_conversations(self) -> list[ConversationInfo]:
+        return self._store.list_conversations(self.owner)
+
+    def create_conversation(self, title: str = DEFAULT_TITLE) -> ConversationInfo:
+        return self._store.create_conversation(title, owner=self.owner)
+
+    def get_conversation(self, conversation_id: str) -> ConversationInfo | None:
+        return self._store.get_conversation(conversation_id, self.owner)
+
+    def rename_conversation(self, conversation_id: str, title: str) -> ConversationInfo | None:
+        return self._store.rename_conversation(conversation_id, title, self.owner)
+
+    def delete_conversation(self, conversation_id: str) -> bool:
+        return self._store.delete_conversation(conversation_id, self.owner)
+
+    def conversation_export(self, conversation_id: str) -> dict[str, Any]:
+        return self._store.conversation_export(conversation_id, self.owner)
+
+    def get_audio(self, audio_id: str) -> AudioInfo | None:
+        return self._store.get_audio(audio_id, self.owner)
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        return self._store.get_run(run_id, self.owner)
+
+    def runs_for_message(self, message_id: str) -> list[RunInfo]:
+        return self._store.runs_for_message(message_id, self.owner)
+
+    def run_events(self, run_id: str) -> list[Any]:
+        if self._store.get_run(run_id, self.owner) is None:
+            return []
+        return self._store.run_events(run_id)
+
+    def list_messages(self, conversation_id: str) -> list[MessageInfo]:
+        if self.get_conversation(conversation_id) is None:
+            return []
+        return self._store.list_messages(conversation_id)
+
+    def conversation_audio_names(self, conversation_ids: Any) -> dict[str, list[str]]:
+        mine = {c.id for c in self.list_conversations()}
+        return self._store.conversation_audio_names(c for c in conversation_ids if c in mine)
+
+    def is_shared(self, conversation_id: str) -> bool:
+        return self.get_conversation(conversation_id) is not None and self._store.is_shared(
+            conversation_id
+        )
+
+
+class OwnedAudio:
+    """The audio store through one owner's references (their file names, nobody else's)."""
+
+    def __init__(self, audio: AudioStore, store: Store, owner: str) -> None:
+        self._audio = audio
+        self._store = store
+        self.owner = owner
+        self.max_bytes = audio.max_bytes
+
+    def get(self, audio_id: str) -> AudioRef | None:
+        info = self._store.get_audio(audio_id, self.owner)
+        ref = self._audio.get(audio_id) if info is not None else None
+        return dataclasses.replace(ref, name=info.name) if ref and info else None
+
+    def samples(self, ref: AudioRef) -> Any:
+        return self._audio.samples(ref)
+
+
+class OwnedService:
+    """``AgentService`` for one owner (see the module doc)."""
+
+    def __init__(self, service: AgentService, owner: str) -> None:
+        self._service = service
+        self.owner = owner
+        self.store = OwnedStore(service.store, owner)
+        self.audio = OwnedAudio(service.audio, service.store, owner)
+        self.settings = service.settings
+        self.registry = service.registry
+
+    def catalogue(self) -> dict[str, Any]:
+        return self._service.catalogue()
+
+    def upload(self, data: bytes, name: str = "") -> AudioInfo:
+        return self._service.upload(data, name, owner=self.owner)
+
+    def upload_file(self, path: Any) -> AudioInfo:
+        return self._service.upload_file(path, owner=self.owner)
+
+    def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
+        return self._service.conversation_or_404(conversation_id, owner=self.owner)
+
+    def conversation_view(self, conversation_id: str, *, events: bool = True) -> list[MessageView]:
+        return self._service.conversation_view(conversation_id, owner=self.owner, events=events)
+
+    async def conversation_view_async(
+        self, conversation_id: str, *, events: bool = True
+    ) -> list[MessageView]:
+        return await self._service.conversation_view_async(
+            conversation_id, owner=self.owner, events=events
+        )
+
+    def latest_audio_id(self, conversation_id: str) -> str | None:
+        if self.store.get_conversation(conversation_id) is None:
+            return None
+        return self._service.latest_audio_id(conversation_id)
+
+    def prepare(self, conversation_id: str, ask: AskRequest) -> Any:
+        return self._service.prepare(conversation_id, ask, owner=self.owner)
+
+    def prepare_many(
+        self, conversation_id: str, ask: AskRequest, contenders: list[tuple[str | None, str]]
+    ) -> Any:
+        return self._service.prepare_many(conversation_id, ask, contenders, owner=self.owner)
+
+    def live_runs(self, conversation_id: str) -> list[RunInfo]:
+        if self.store.get_conversation(conversation_id) is None:
+            return []
+        return self._service.live_runs(conversation_id)
+
+    def stop_runs(self, run_ids: list[str]) -> list[str]:
+        return self._service.stop_runs([r for r in run_ids if self.store.get_run(r) is not None])
+
+    def follow(self, run_ids: list[str], after: Any = 0) -> Any:
+        mine = [r for r in run_ids if self.store.get_run(r) is not None]
+        return self._service.follow(mine, after)
+
+    def stream(self, conversation_id: str, request: Any, **kwargs: Any) -> Any:
+        self.conversation_or_404(conversation_id)
+        return self._service.stream(conversation_id, request, **kwargs)
+
+    def stream_many(self, conversation_id: str, requests: list[Any]) -> Any:
+        self.conversation_or_404(conversation_id)
+        return self._service.stream_many(conversation_id, requests)
+
+    def compare_summary(self, run_ids: list[str]) -> CompareSummary:
+        mine = [r for r in run_ids if self.store.get_run(r) is not None]
+        return self._service.compare_summary(mine)
+
+    def message_summary(self, message_id: str) -> CompareSummary:
+        return self._service.message_summary(message_id, owner=self.owner)
+
+    def delete_conversation(self, conversation_id: str) -> Any:
+        """Delete this owner's conversation with what only it used; None if not theirs."""
+        if self.store.get_conversation(conversation_id) is None:
+            return None
+        return self._service.delete_conversation(conversation_id)
+
+    def share(self, conversation_id: str) -> str:
+        return self._service.share(conversation_id, owner=self.owner)
+
+    def unshare(self, conversation_id: str) -> bool:
+        return self._service.unshare(conversation_id, owner=self.owner)
