@@ -58,6 +58,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        if app.state.retention is not None:
+            await asyncio.to_thread(app.state.retention.stop)
         await asyncio.to_thread(service.close)  # live runs end as interrupted, stored
 
     app = FastAPI(

@@ -156,3 +156,20 @@ async def test_gemini_gets_the_url_pair_as_a_basic_header_and_redacts_it(
     sent = server.generate_requests[0].headers
     assert sent["authorization"] == f"Basic {BASIC}" and sent["x-goog-api-key"] == KEY
     assert "upstream saw" in str(info.value) and _leaks(str(info.value)) == []
+
+
+def test_database_password_is_not_in_start_up_errors_or_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.servers import free_port
+
+    caplog.set_level(logging.DEBUG)
+    url = f"postgresql+psycopg://app:{ENCODED_PASSWORD}@127.0.0.1:{free_port()}/audio"
+    settings = Settings(data_dir=tmp_path / "data", db_url=url, warm_up=False)
+    with pytest.raises(Exception) as info:  # nothing listens there
+        create_app(settings, registry=Registry(), ui=False)
+    text = "".join(
+        str(e) + repr(e) for e in (info.value, info.value.__cause__, info.value.__context__)
+    )
+    assert "127.0.0.1" in text and _leaks(text) == []
+    assert _leaks("\n".join(f"{r.getMessage()} {r.args!r}" for r in caplog.records)) == []

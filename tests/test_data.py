@@ -218,6 +218,7 @@ def test_retention_prunes_untouched_conversations(
     assert service.prune_stale(now=datetime.now(UTC) + timedelta(days=2)) == [recent.id]
     service.settings.retention_days = None
     assert service.prune_stale(now=datetime.now(UTC) + timedelta(days=400)) == []
+    service.close()  # not served, so no lifespan does it
     service.store.close()
 
 
@@ -259,6 +260,7 @@ def test_retention_thread_prunes_at_start_up_and_periodically(
         assert retention.rounds > rounds
     finally:
         retention.stop()
+        service.close()  # not served, so no lifespan does it
         service.store.close()
     assert not retention._thread.is_alive()
 
