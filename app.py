@@ -5,9 +5,12 @@ python app.py            # http://127.0.0.1:7860, offline default
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import threading
+from collections.abc import AsyncIterator
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub at run time
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -31,10 +34,13 @@ log = logging.getLogger("audio_agent")
 def create_service(settings: Settings, registry: Registry | None = None) -> AgentService:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = Store.open(settings.database_url)
-    interrupted = store.mark_interrupted_runs()
+    service = AgentService(settings, store, registry or Registry(settings.config_path))
+    # Only runs of dead processes (expired lease) or of this worker's earlier life: another
+    # live process on the same database keeps its runs.
+    interrupted = service.runs.recover()
     if interrupted:
         log.warning("marked %d run(s) interrupted by the last shutdown", len(interrupted))
-    return AgentService(settings, store, registry or Registry(settings.config_path))
+    return service
 
 
 def create_app(
@@ -43,7 +49,15 @@ def create_app(
     """The FastAPI app (REST + SSE under /api) with the Gradio UI mounted at /."""
     settings = settings or Settings.from_env()
     service = create_service(settings, registry)
-    app = FastAPI(title="Audio question answering agent", version=api.API_VERSION)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await asyncio.to_thread(service.close)  # live runs end as interrupted, stored
+
+    app = FastAPI(
+        title="Audio question answering agent", version=api.API_VERSION, lifespan=lifespan
+    )
     api.install(app, service)
     app.state.service = service
     app.add_middleware(  # request bodies over their limit: 413 while they stream
@@ -77,12 +91,26 @@ def _warm_up() -> None:
              ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))  # fmt: skip
 
 
+def _registry_hook() -> Registry | None:
+    """Tests only: ``AUDIO_AGENT_TEST_REGISTRY=module:function`` builds the registry (scripted
+    planners and tools) of a server started as a subprocess."""
+    hook = os.environ.get("AUDIO_AGENT_TEST_REGISTRY")
+    if not hook:
+        return None
+    import importlib
+
+    module, _, name = hook.partition(":")
+    registry = getattr(importlib.import_module(module), name)()
+    assert isinstance(registry, Registry)
+    return registry
+
+
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("alembic", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = Settings.from_env()
-    app = create_app(settings)
+    app = create_app(settings, registry=_registry_hook())
     print(f"Serving on http://{settings.host}:{settings.port}", flush=True)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
 

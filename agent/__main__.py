@@ -115,6 +115,8 @@ def _print_event(event: ev.Event) -> None:
     match event.type:
         case "run_started":
             out.write(f"[{event.planner_label or event.planner}] {event.question}\n")
+        case "queued":
+            out.write(f"  (queued: {event.ahead} ahead)\n")
         case "planner_delta":
             _STREAMED_TURNS.add(event.turn)
             out.write(event.text)
@@ -145,6 +147,8 @@ def _print_event(event: ev.Event) -> None:
                 f"{event.calls} calls, {event.wall_s:.1f} s, "
                 f"{event.input_tokens + event.output_tokens} tokens, ${event.cost:.4f}\n"
             )
+            if event.status == "degraded":
+                out.write(f"Degraded: {', '.join(event.degraded_tools)} failed or timed out\n")
         case "run_failed":
             out.write(f"\nRun failed ({event.kind}): {event.message}\n")
         case _:

@@ -124,6 +124,15 @@ class Answer(EventBase):
     )
 
 
+class Queued(EventBase):
+    """The run waits for a free slot (the server runs a bounded number at once)."""
+
+    type: Literal["queued"] = "queued"
+    position: int = Field(ge=1, description="1: next to start")
+    ahead: int = Field(ge=0, description="runs waiting before this one")
+    running: int = Field(default=0, ge=0, description="runs holding a slot now")
+
+
 class RunFinished(EventBase):
     type: Literal["run_finished"] = "run_finished"
     calls: int
@@ -146,6 +155,7 @@ class RunFailed(EventBase):
 Event = Annotated[
     (
         RunStarted
+        | Queued
         | PlannerDelta
         | Thought
         | ToolCall

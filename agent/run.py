@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,19 @@ class RunRequest:
     budget: int | None = None  # None: the strategy's own default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    first_seq: int = 1  # > 1 when the run manager stored events (queued) before it started
+    # Before each paid planner turn or tool call: a reason to refuse it (the owner's daily
+    # spend is used up), or None. Set by the run manager when a daily limit is configured.
+    spend_check: Callable[[], Awaitable[str | None]] | None = None
+
+
+def is_paid(model: Any) -> bool:
+    """A remote planner or tool with a price in the catalogue (local ones cost nothing)."""
+    prices = getattr(getattr(model, "config", None), "prices", None)
+    if not dataclasses.is_dataclass(prices):
+        return False
+    values = (getattr(prices, f.name, 0.0) for f in dataclasses.fields(prices))
+    return any(isinstance(v, int | float) and v > 0 for v in values)
 
 
 @dataclass
@@ -158,7 +171,8 @@ class RunContext:
         self.turns = 0
         self.started = time.monotonic()
         self.answer: ev.Answer | None = None
-        self._seq = 0
+        self.failed_tools: list[str] = []  # tools that raised or timed out (status degraded)
+        self._seq = req.first_seq - 1
         self._ids = 0
         self._prefetched: dict[str, asyncio.Future[tuple[ToolResult, bool]]] = {}
         self._background: list[asyncio.Future[Any]] = []
@@ -222,6 +236,9 @@ class RunContext:
         kwargs: dict[str, Any] = {"force_answer": force}
         if temperature is not None:
             kwargs["temperature"] = temperature
+        refusal = await self.spend_refusal(self.req.planner)
+        if refusal:
+            raise PlannerError(refusal, kind="spend_limit")
         async for chunk in self.req.planner.stream_turn(messages, [] if force else tools, **kwargs):
             if isinstance(chunk, TextDelta):
                 if chunk.text:
@@ -336,6 +353,12 @@ class RunContext:
             error=result.error,
         )
 
+    async def spend_refusal(self, model: Any) -> str | None:
+        """Why a paid call must not be made now (the daily spend is used up), else None."""
+        if self.req.spend_check is None or not is_paid(model):
+            return None
+        return await self.req.spend_check()
+
     async def _call_tool(
         self, request: ToolCallRequest, tools: list[Tool], use_cache: bool
     ) -> tuple[ToolResult, bool]:
@@ -358,8 +381,15 @@ class RunContext:
             cache_key(audio.id, tool.name, arguments, tool.model), None
         )
         if prefetched is not None:  # started when the question arrived
-            return await prefetched
-        return await self._fetch(tool, audio, arguments, tools, use_cache)
+            outcome = await prefetched
+        else:
+            refusal = await self.spend_refusal(tool)
+            if refusal:
+                return ToolResult(output="", error=f"{tool.name} not run: {refusal}"), False
+            outcome = await self._fetch(tool, audio, arguments, tools, use_cache)
+        if outcome[0].error:  # it ran (or the call it joined ran) and failed or timed out
+            self.failed_tools.append(tool.name)
+        return outcome
 
     async def _fetch(
         self,
@@ -571,7 +601,9 @@ async def run_question(
             output_tokens=ctx.totals.usage.output_tokens,
             cost=round(ctx.totals.cost, 6),
             wall_s=round(time.monotonic() - ctx.started, 3),
-            status="forced" if ctx.answer.forced else "ok",
+            # a tool failed or timed out: the answer may lack its evidence, never "ok"
+            status="degraded" if ctx.failed_tools else "forced" if ctx.answer.forced else "ok",
+            degraded_tools=list(dict.fromkeys(ctx.failed_tools)),
         )
     except PlannerError as exc:
         yield ctx.emit(ev.RunFailed, kind=exc.kind, message=str(exc))

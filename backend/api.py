@@ -7,13 +7,14 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, File, HTTPException, Request, UploadFile
+from fastapi import APIRouter, Depends, FastAPI, File, HTTPException, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.events import RunFailed
 from backend.auth import current_owner
-from backend.limits import check_title
+from backend.limits import Text, check_title, validation_error_response
 from backend.service import AgentService, AskRequest, ServiceError
 from storage.schemas import AudioInfo, ConversationInfo
 
@@ -21,20 +22,20 @@ API_VERSION = "1"
 
 
 class NewConversation(BaseModel):
-    title: str = "New conversation"
+    title: Text = "New conversation"
 
 
 class Rename(BaseModel):
-    title: str  # trimmed and length-checked by check_title (a 422 with a sentence)
+    title: Text  # trimmed and length-checked by check_title (a 422 with a sentence)
 
 
 class AskBody(BaseModel):
-    question: str
-    choices: list[str] = Field(default_factory=list)
-    audio_id: str | None = None
-    planner: str | None = None
-    tools: list[str] | None = None
-    strategy: str = "react"
+    question: Text
+    choices: list[Text] = Field(default_factory=list)
+    audio_id: Text | None = None
+    planner: Text | None = None
+    tools: list[Text] | None = None
+    strategy: Text = "react"
     budget: int | None = Field(default=None, ge=1, le=100)
 
     def to_request(self) -> AskRequest:
@@ -50,8 +51,8 @@ class AskBody(BaseModel):
 
 
 class Contender(BaseModel):
-    planner: str | None = None
-    strategy: str = "react"
+    planner: Text | None = None
+    strategy: Text = "react"
 
 
 class CompareBody(AskBody):
@@ -171,33 +172,26 @@ def build_router(service: AgentService) -> APIRouter:
         return public_audio(info)
 
     @router.post("/conversations/{conversation_id}/ask")
-    async def ask(conversation_id: str, body: AskBody) -> StreamingResponse:
-        # Off the event loop: other requests and running streams do not wait for it.
-        request, _ = await asyncio.to_thread(service.prepare, conversation_id, body.to_request())
-
-        async def sse() -> AsyncIterator[str]:
-            last = 0
-            try:
-                async for event in service.stream(conversation_id, request):
-                    last = event.seq
-                    yield sse_frame(event.type, event.model_dump_json(), event.seq)
-            except Exception as exc:  # stored as run_failed by the service; tell the client too
-                failed = RunFailed(
-                    run_id=request.run_id,
-                    seq=last + 1,
-                    kind="internal_error",
-                    message=f"{type(exc).__name__}: {exc}",
-                )
-                yield sse_frame(failed.type, failed.model_dump_json(), failed.seq)
-
+    async def ask(
+        conversation_id: str, body: AskBody, owner: str = Depends(current_owner)
+    ) -> StreamingResponse:
+        """Start a run (it belongs to the server) and follow it as server-sent events. A
+        client that goes away stops following; ``GET /api/runs/{id}/events?after=SEQ``
+        picks it up again."""
+        request, _ = await asyncio.to_thread(
+            service.prepare, conversation_id, body.to_request(), owner=owner
+        )  # off the event loop: it reads and writes the database
+        run_ids = service.start_runs(conversation_id, [request], owner=owner)
         return StreamingResponse(
-            sse(),
+            follow_sse(service, run_ids),
             media_type="text/event-stream",
             headers={**SSE_HEADERS, "X-Run-Id": request.run_id},
         )
 
     @router.post("/conversations/{conversation_id}/compare")
-    async def compare(conversation_id: str, body: CompareBody) -> StreamingResponse:
+    async def compare(
+        conversation_id: str, body: CompareBody, owner: str = Depends(current_owner)
+    ) -> StreamingResponse:
         """Several planners/strategies on one question at once; events of all runs interleave
         (each carries its run_id); a final ``summary`` event compares their answers."""
         requests, message = await asyncio.to_thread(
@@ -205,18 +199,20 @@ def build_router(service: AgentService) -> APIRouter:
             conversation_id,
             body.to_request(),
             [(c.planner, c.strategy) for c in body.contenders],
+            owner=owner,
         )
+        run_ids = service.start_runs(conversation_id, requests, owner=owner)
 
         async def sse() -> AsyncIterator[str]:
-            async for event in service.stream_many(conversation_id, requests):
-                yield sse_frame(event.type, event.model_dump_json())
-            summary = service.compare_summary([r.run_id for r in requests])
+            async for frame in follow_sse(service, run_ids, with_ids=False):
+                yield frame
+            summary = service.compare_summary(run_ids)
             yield sse_frame("summary", json.dumps({"message_id": message.id, **summary.public()}))
 
         return StreamingResponse(
             sse(),
             media_type="text/event-stream",
-            headers={**SSE_HEADERS, "X-Run-Ids": ",".join(r.run_id for r in requests)},
+            headers={**SSE_HEADERS, "X-Run-Ids": ",".join(run_ids)},
         )
 
     @router.get("/messages/{message_id}/summary")
@@ -233,17 +229,72 @@ def build_router(service: AgentService) -> APIRouter:
             "events": [e.model_dump(mode="json") for e in service.store.run_events(run_id)],
         }
 
-    @router.get("/runs/{run_id}/events")
-    def run_events(run_id: str) -> list[dict[str, Any]]:
-        if service.store.get_run(run_id) is None:
+    @router.get("/runs/{run_id}/events", response_model=None)
+    async def run_events(
+        run_id: str,
+        request: Request,
+        after: int = Query(0, ge=0, description="only events after this seq"),
+    ) -> list[dict[str, Any]] | StreamingResponse:
+        """The run's events after ``after``. With ``Accept: text/event-stream``: the stored
+        ones, then the live ones as they happen, until the run ends (SSE ``id`` = seq, so a
+        client can resume with ``?after=`` its last id); otherwise a JSON list."""
+        if await asyncio.to_thread(service.store.get_run, run_id) is None:
             raise HTTPException(404, f"No run {run_id}.")
-        return [e.model_dump(mode="json") for e in service.store.run_events(run_id)]
+        if "text/event-stream" in request.headers.get("accept", ""):
+            resume = request.headers.get("last-event-id", "")
+            start = max(after, int(resume) if resume.isdigit() else 0)
+            return StreamingResponse(
+                follow_sse(service, [run_id], after=start),
+                media_type="text/event-stream",
+                headers=SSE_HEADERS,
+            )
+        events = await asyncio.to_thread(service.store.run_events, run_id, after)
+        return [e.model_dump(mode="json") for e in events]
+
+    @router.post("/runs/{run_id}/stop")
+    def stop_run(run_id: str) -> dict[str, Any]:
+        """Stop a live run: it ends with status ``cancelled`` (its events so far kept)."""
+        info = service.store.get_run(run_id)
+        if info is None:
+            raise HTTPException(404, f"No run {run_id}.")
+        if info.status != "running":
+            return {"run_id": run_id, "stopped": False, "status": info.status}
+        if not service.stop_runs([run_id]):
+            raise HTTPException(
+                409, f"Run {run_id} is running in another server process; stop it there."
+            )
+        return {"run_id": run_id, "stopped": True, "status": "running"}
 
     return router
 
 
+async def follow_sse(
+    service: AgentService,
+    run_ids: list[str],
+    *,
+    after: int = 0,
+    with_ids: bool = True,
+) -> AsyncIterator[str]:
+    """Server-sent events of runs being followed (``id`` = seq when ``with_ids``)."""
+    last: dict[str, int] = {}
+    try:
+        async for event in service.follow(run_ids, after):
+            last[event.run_id] = event.seq
+            yield sse_frame(event.type, event.model_dump_json(), event.seq if with_ids else None)
+    except Exception as exc:  # the run itself is stored by the manager; tell the client
+        failed = RunFailed(
+            run_id=run_ids[0],
+            seq=last.get(run_ids[0], after) + 1,
+            kind="internal_error",
+            message=f"{type(exc).__name__}: {exc}",
+        )
+        yield sse_frame(failed.type, failed.model_dump_json(), failed.seq if with_ids else None)
+
+
 def install(app: FastAPI, service: AgentService) -> None:
     app.include_router(build_router(service))
+
+    app.add_exception_handler(RequestValidationError, validation_error_response)
 
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:

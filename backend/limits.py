@@ -11,12 +11,15 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
+from pydantic import AfterValidator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # Body of any other request to the page (Gradio's own JSON: inputs of one event).
@@ -157,6 +160,45 @@ async def _respond(send: Send, refusal: Refusal) -> None:
         headers.append((b"retry-after", str(refusal.retry_after).encode()))
     await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _valid_unicode(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            "the text has an invalid character (an unpaired UTF-16 surrogate such as \\ud800); "
+            "send valid Unicode text"
+        ) from None
+    return value
+
+
+# A JSON string field that can be stored and sent back: JSON allows "\ud800" alone, UTF-8 not.
+Text = Annotated[str, AfterValidator(_valid_unicode)]
+
+
+def _json_safe(value: object) -> object:
+    """``value`` with what JSON or UTF-8 cannot carry (NaN, unpaired surrogates) made text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_json_safe(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+async def validation_error_response(_: object, exc: Exception):  # -> JSONResponse
+    """FastAPI's 422 for a body that does not fit the schema, in its usual shape, but safe to
+    send whatever the input held (FastAPI echoes it back: a NaN or "\\ud800" made that a 500)."""
+    from fastapi.encoders import jsonable_encoder
+    from fastapi.responses import JSONResponse
+
+    errors = getattr(exc, "errors", lambda: [])()
+    safe = _json_safe(jsonable_encoder(errors, custom_encoder={float: _json_safe}))
+    return JSONResponse({"detail": safe}, status_code=422)
 
 
 # -- text fields -----------------------------------------------------------------------------
@@ -309,7 +351,10 @@ def quota_gate(quota: UploadQuota, owner_of: Callable[[Scope], str]) -> UploadGa
     async def gate(scope: Scope) -> Refusal | None:
         import asyncio
 
-        owner = owner_of(scope)
+        try:
+            owner = owner_of(scope)
+        except Exception:  # no owner known yet (no cookie): the service checks after parsing
+            return None
         return await asyncio.to_thread(quota.refusal, owner, _content_length(scope) or 0)
 
     return gate

@@ -1,7 +1,9 @@
 """The app's use cases, shared by the REST/SSE routes and the Gradio UI.
 
-The service stores uploads, starts runs and appends every event to the database as it
-happens, so a run cut short is still there up to its last event.
+The service stores uploads and questions and starts runs in the run manager
+(``backend.runs``), which owns them: it stores every event before anyone sees it, so a run
+cut short is still there up to its last event, and a client that goes away only stops
+following it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any
 from agent import events as ev
 from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
 from agent.registry import Registry, UnavailableError
-from agent.run import PriorTurn, RunRequest, run_question
+from agent.run import PriorTurn, RunRequest, is_paid
 from backend.limits import UploadQuota, check_question
+from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
 from storage import SqlToolCache, Store
 from storage.cleanup import Purged, purge_conversation, stale_conversations
@@ -132,12 +135,27 @@ class AgentService:
             max_seconds=settings.max_audio_minutes * 60,
         )
         self.cache = SqlToolCache(store)
+        self.runs = RunManager(
+            store,
+            audio=self.audio,
+            cache=self.cache,
+            similarity=registry.similarity,
+            limits=settings.run_limits(),
+            worker_id=settings.worker_id,
+            heartbeat_s=settings.heartbeat_s,
+            lease_s=settings.lease_s,
+        )
+        self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
         self.upload_quota = UploadQuota(  # uploads per owner per hour (AUDIO_AGENT_MAX_...)
             per_hour=settings.limits.uploads_per_hour, stored_bytes=0, stored_bytes_of=lambda _: 0
         )
         # Called with what a deletion removed, before the recordings' files go (the UI adds
         # the removal of its temporary copies and exports: frontend/files.py).
         self.deletion_hooks: list[Callable[[Purged], object]] = []
+
+    def close(self) -> None:
+        """Shutdown: live runs end as interrupted, their events kept."""
+        self.runs.close()
 
     # -- audio ----------------------------------------------------------------------------
     def upload(self, data: bytes, name: str = "", *, owner: str = DEFAULT_OWNER) -> AudioInfo:
@@ -172,6 +190,7 @@ class AgentService:
         """Delete a conversation with what only it used: the recordings no other conversation
         (of any owner) references, their files, their cached tool results, and (through
         ``deletion_hooks``) the UI's temporary files and exports. None if it did not exist."""
+        self.stop_runs([r.id for r in self.live_runs(conversation_id)])  # nothing to write to
         purged = purge_conversation(self.store, conversation_id)
         if purged is None:
             return None
@@ -240,9 +259,13 @@ class AgentService:
         ]
 
     # -- asking ---------------------------------------------------------------------------
-    def prepare(self, conversation_id: str, ask: AskRequest) -> tuple[RunRequest, MessageInfo]:
+    def prepare(
+        self, conversation_id: str, ask: AskRequest, *, owner: str = DEFAULT_OWNER
+    ) -> tuple[RunRequest, MessageInfo]:
         """Validate a question and record it; raises ServiceError before anything streams."""
-        requests, message = self.prepare_many(conversation_id, ask, [(ask.planner, ask.strategy)])
+        requests, message = self.prepare_many(
+            conversation_id, ask, [(ask.planner, ask.strategy)], owner=owner
+        )
         return requests[0], message
 
     def prepare_many(
@@ -250,8 +273,13 @@ class AgentService:
         conversation_id: str,
         ask: AskRequest,
         contenders: list[tuple[str | None, str]],
+        *,
+        owner: str = DEFAULT_OWNER,
     ) -> tuple[list[RunRequest], MessageInfo]:
-        """One question for several (planner, strategy) pairs: sibling runs of one message."""
+        """One question for several (planner, strategy) pairs: sibling runs of one message.
+
+        Admission (queue and per-owner limits) is checked before anything is stored:
+        ServiceError 429 with a Retry-After header when refused."""
         self.conversation_or_404(conversation_id)
         question = ask.question.strip()
         if not question:
@@ -282,6 +310,33 @@ class AgentService:
             ]
         except UnavailableError as exc:
             raise ServiceError(str(exc)) from exc
+        try:
+            ticket = self.runs.admit(owner, len(planners), paid=any(map(is_paid, planners)))
+        except RunRefused as exc:
+            raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
+        try:
+            requests, message = self._record(
+                conversation_id, question, choices, audio_id, ref, tools, planners, contenders,
+                ask.budget,
+            )  # fmt: skip
+        except BaseException:
+            self.runs.release(ticket)
+            raise
+        self._tickets[requests[0].run_id] = ticket
+        return requests, message
+
+    def _record(
+        self,
+        conversation_id: str,
+        question: str,
+        choices: list[str],
+        audio_id: str,
+        ref: Any,
+        tools: list[Any],
+        planners: list[Any],
+        contenders: list[tuple[str | None, str]],
+        budget: int | None,
+    ) -> tuple[list[RunRequest], MessageInfo]:
         history = self._history(conversation_id)
         message = self.store.add_message(
             conversation_id, "user", question, choices=choices, audio_id=audio_id
@@ -297,7 +352,7 @@ class AgentService:
                 tools=tools,
                 history=history,
                 strategy=strategy,
-                budget=ask.budget or self.settings.budget,
+                budget=budget or self.settings.budget,
                 tool_timeout_s=self.settings.tool_timeout_s,
             )
             self.store.create_run(
@@ -307,87 +362,79 @@ class AgentService:
                 strategy,
                 [t.name for t in tools],
                 group_id=group_id,
+                worker_id=self.runs.worker_id,
             )
             requests.append(request)
         return requests, message
 
+    def start_runs(
+        self,
+        conversation_id: str,
+        requests: list[RunRequest],
+        *,
+        owner: str = DEFAULT_OWNER,
+        answer_message: bool = True,
+    ) -> list[str]:
+        """Hand prepared runs to the run manager; returns at once with their ids.
+
+        When they have all ended, the answer becomes the assistant's message (one run), or
+        the comparison's headline does (sibling runs; not when one was stopped).
+        ``answer_message=False``: add neither."""
+
+        def on_end(infos: list[RunInfo]) -> None:
+            if not answer_message or not infos:
+                return
+            if len(requests) == 1:
+                info = infos[0]
+                if info.answer_text is not None:
+                    text = info.answer_choice or info.answer_text
+                    self.store.add_message(conversation_id, "assistant", text)
+            elif not any(i.status in ("cancelled", "interrupted") for i in infos):
+                summary = self.compare_summary([i.id for i in infos])
+                self.store.add_message(conversation_id, "assistant", summary.headline)
+
+        ticket = self._tickets.pop(requests[0].run_id, None) if requests else None
+        try:
+            return self.runs.start(requests, owner=owner, ticket=ticket, on_end=on_end)
+        except RunRefused as exc:
+            raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
+
+    def follow(
+        self, run_ids: list[str], after: int | dict[str, int] = 0
+    ) -> AsyncIterator[ev.Event]:
+        """Stored events of runs after ``after``, then live ones until they all end."""
+        return self.runs.follow(run_ids, after)
+
+    def stop_runs(self, run_ids: list[str]) -> list[str]:
+        """Stop live runs (status cancelled); returns those that were live here."""
+        return [run_id for run_id in run_ids if self.runs.stop(run_id)]
+
+    def live_runs(self, conversation_id: str) -> list[RunInfo]:
+        """Runs of the conversation's latest question that are still running."""
+        for message in reversed(self.store.list_messages(conversation_id)):
+            if message.role == "user":
+                return [r for r in self.store.runs_for_message(message.id) if r.status == "running"]
+        return []
+
     async def stream(
         self, conversation_id: str, request: RunRequest, *, answer_message: bool = True
     ) -> AsyncIterator[ev.Event]:
-        """Run a prepared request; every event is stored before it is yielded.
+        """Start a prepared request and follow it; every event is stored before it is
+        yielded. Leaving early only stops following: the run goes on (``stop_runs`` ends it).
 
         ``answer_message``: add the answer as the assistant's message (compare mode adds one
         summary message for all sibling runs instead)."""
-        answer: ev.Answer | None = None
-        last_seq, finished = 0, False
-        failure: tuple[str, str] = ("cancelled", "The run was stopped before it finished.")
-        try:
-            async for event in run_question(
-                request,
-                store=self.audio,
-                cache=self.cache,
-                similarity=self.registry.similarity,
-            ):
-                # Advance first: if we are cancelled while the write is in flight, the
-                # thread still stores this event and the closing one must come after it.
-                last_seq = event.seq
-                await asyncio.to_thread(self.store.append_event, event)
-                finished = event.type in ev.TERMINAL_TYPES
-                if isinstance(event, ev.Answer):
-                    answer = event
-                yield event
-        except Exception as exc:  # a bug outside the loop's own error handling
-            failure = ("internal_error", f"{type(exc).__name__}: {exc}")
-            raise
-        finally:
-            if not finished:  # cancelled, the client went away, or the error above
-                self.store.append_event(
-                    ev.RunFailed(
-                        run_id=request.run_id,
-                        seq=last_seq + 1,
-                        kind=failure[0],
-                        message=failure[1],
-                    )
-                )
-        if answer is not None and answer_message:
-            await asyncio.to_thread(
-                self.store.add_message, conversation_id, "assistant", answer.choice or answer.text
-            )
+        run_ids = self.start_runs(conversation_id, [request], answer_message=answer_message)
+        async for event in self.follow(run_ids):
+            yield event
 
     async def stream_many(
         self, conversation_id: str, requests: list[RunRequest]
     ) -> AsyncIterator[ev.Event]:
-        """Run sibling requests at the same time; their events interleave as they happen."""
-        if len(requests) == 1:
-            async for event in self.stream(conversation_id, requests[0], answer_message=True):
-                yield event
-            return
-        queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
-
-        async def pump(request: RunRequest) -> None:
-            try:
-                async for event in self.stream(conversation_id, request, answer_message=False):
-                    await queue.put(event)
-            finally:
-                await queue.put(None)
-
-        tasks = [asyncio.create_task(pump(r)) for r in requests]
-        try:
-            remaining = len(tasks)
-            while remaining:
-                event = await queue.get()
-                if event is None:
-                    remaining -= 1
-                else:
-                    yield event
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        summary = self.compare_summary([r.run_id for r in requests])
-        await asyncio.to_thread(
-            self.store.add_message, conversation_id, "assistant", summary.headline
-        )
+        """Start sibling requests at once and follow them; their events interleave."""
+        run_ids = self.start_runs(conversation_id, requests)
+        async for event in self.follow(run_ids):
+            yield event
 
     def compare_summary(self, run_ids: list[str]) -> CompareSummary:
         """Each sibling run's answer, cost and time; whether they agree; the majority."""

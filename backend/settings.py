@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agent.run import DEFAULT_TOOL_TIMEOUT_S
 from backend.limits import Limits
+from backend.runs import RunLimits, default_max_running
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -42,6 +43,15 @@ class Settings:
     budget: int | None = None  # tool calls per question; None: the strategy's default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     warm_up: bool = True  # load the local models at start-up, in the background
+    # Runs (backend/runs.py): admission, queue and per-owner limits; 0 turns a limit off.
+    max_runs: int = field(default_factory=default_max_running)  # running at once (process)
+    run_queue: int = 64  # waiting for a slot; past it new questions get 429
+    owner_runs_per_minute: int = 60
+    owner_max_runs: int = 8  # running or queued at once per owner (a compare counts each)
+    daily_usd: float | None = None  # remote-model spend per owner per UTC day; None: no limit
+    worker_id: str | None = None  # this process in the runs table; default host:pid:random
+    heartbeat_s: float = 2.0  # lease refresh of running runs
+    lease_s: float = 15.0  # a running run without a heartbeat this long is interrupted
     # Delete conversations untouched for this many days (at start-up, then every
     # retention_every_s); None keeps them forever.
     retention_days: float | None = None
@@ -66,6 +76,24 @@ class Settings:
             warm_up=_env_bool("AUDIO_AGENT_WARM_UP", True),
             retention_days=_env_float("AUDIO_AGENT_RETENTION_DAYS"),
             limits=Limits.from_env(env),
+            max_runs=int(env.get("AUDIO_AGENT_MAX_RUNS") or default_max_running()),
+            run_queue=int(env.get("AUDIO_AGENT_RUN_QUEUE", "64")),
+            owner_runs_per_minute=int(env.get("AUDIO_AGENT_RUNS_PER_MINUTE", "60")),
+            owner_max_runs=int(env.get("AUDIO_AGENT_OWNER_MAX_RUNS", "8")),
+            daily_usd=float(env["AUDIO_AGENT_DAILY_USD"]) if env.get("AUDIO_AGENT_DAILY_USD")
+            else None,
+            worker_id=env.get("AUDIO_AGENT_WORKER_ID") or None,
+            heartbeat_s=float(env.get("AUDIO_AGENT_HEARTBEAT_S", "2")),
+            lease_s=float(env.get("AUDIO_AGENT_LEASE_S", "15")),
+        )  # fmt: skip
+
+    def run_limits(self) -> RunLimits:
+        return RunLimits(
+            max_running=self.max_runs,
+            max_queued=self.run_queue,
+            owner_runs_per_minute=self.owner_runs_per_minute,
+            owner_max_running=self.owner_max_runs,
+            owner_daily_usd=self.daily_usd,
         )
 
     @property

@@ -82,6 +82,7 @@ class _RunState:
     turns: dict[int, _Turn] = field(default_factory=dict)
     calls: dict[str, _Call] = field(default_factory=dict)
     started: ev.RunStarted | None = None
+    queued: ev.Queued | None = None  # the latest, while the run waits for a slot
     answer: ev.Answer | None = None
     finished: ev.RunFinished | None = None
     failed: ev.RunFailed | None = None
@@ -103,6 +104,8 @@ def _fold(events: Sequence[ev.Event]) -> _RunState:
 def _apply(state: _RunState, event: ev.Event) -> None:
     if isinstance(event, ev.RunStarted):
         state.started = event
+    elif isinstance(event, ev.Queued):
+        state.queued = event
     elif isinstance(event, ev.PlannerDelta):
         turn = _turn(state, event.turn, event.at)
         (turn.thinking if event.kind == "reasoning" else turn.parts).append(event.text)
@@ -178,7 +181,16 @@ def render_run(events: Sequence[ev.Event]) -> list[Message]:
     if state.started is not None and not state.ended and not _anything_pending(state):
         label = state.started.planner_label or state.started.planner
         messages.append(_panel(f"⏳ {label}", "Working…", "pending", ident=f"{run_id}:working"))
+    elif state.started is None and state.queued is not None and not state.ended:
+        messages.append(
+            _panel(queued_text(state.queued), "Waiting…", "pending", ident=f"{run_id}:queued")
+        )
     return messages
+
+
+def queued_text(event: ev.Queued) -> str:
+    """The state of a run waiting for a slot: "⏳ Queued: N ahead"."""
+    return f"⏳ Queued: {event.ahead} ahead"
 
 
 def _anything_pending(state: _RunState) -> bool:
@@ -344,6 +356,9 @@ def footnote(
         parts.append("answered when the tool budget was spent")
     elif finished.status == "cancelled":
         parts.append("cancelled")
+    elif finished.status == "degraded":
+        tools = ", ".join(finished.degraded_tools) or "a tool"
+        parts.append(f"degraded: {tools} failed or timed out")
     return " · ".join(parts)
 
 
@@ -383,6 +398,8 @@ def _answer_message(state: _RunState) -> Message | None:
 def _failed_message(event: ev.RunFailed) -> Message:
     if event.kind == "cancelled":
         text = f"⏹️ **Stopped.** {md_escape(event.message)}"
+    elif event.kind == "interrupted":
+        text = f"⏸️ **Interrupted:** {md_escape(event.message)}"
     else:
         text = f"❌ **The run failed** ({md_escape(event.kind)}): {md_escape(event.message)}"
     return {"role": "assistant", "content": text}
@@ -481,7 +498,8 @@ def summary_row(
         row.update(status=f.status, calls=f.calls, tokens=f.input_tokens + f.output_tokens,
                    cost=f.cost, wall_s=f.wall_s)  # fmt: skip
     elif state.failed is not None:
-        row["status"] = "cancelled" if state.failed.kind == "cancelled" else "failed"
+        kind = state.failed.kind
+        row["status"] = kind if kind in ("cancelled", "interrupted") else "failed"
         if state.last_at is not None and started is not None:
             row["wall_s"] = (state.last_at - started.at).total_seconds()
     return row

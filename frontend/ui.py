@@ -39,7 +39,7 @@ from backend.service import (
     MessageView,
     ServiceError,
 )
-from frontend import files, render, timeline
+from frontend import files, live, render, timeline
 from storage.schemas import MessageInfo
 
 log = logging.getLogger(__name__)
@@ -184,6 +184,7 @@ class _Ui:
     def __init__(self, service: AgentService) -> None:
         self.service = service
         self.store = service.store
+        self.follows = live.Follows()
         catalogue = service.catalogue()
         self.catalogue = catalogue
         self.planners = {p["name"]: p for p in catalogue["planners"]}
@@ -766,10 +767,19 @@ class _Ui:
             c["ask_btn"]: gr.update(value=f"Compare {len(pairs)} runs", interactive=True),
         }
 
+    async def open_live(
+        self, conversation_id: str | None, request: gr.Request
+    ) -> AsyncIterator[dict[Any, Any]]:
+        """Open a conversation; a run still going (the page was reloaded) is followed live."""
+        async for update in live.open_and_follow(self, self.follows, conversation_id, request):
+            yield update
+
     async def after_stop(self, conversation_id: str | None) -> dict[Any, Any]:
-        """After Stop: wait until the cancelled runs have stored their end, then show them."""
+        """After Stop: stop the conversation's live runs (they belong to the server), wait
+        until they have stored their end, then show them."""
         if not conversation_id or self.store.get_conversation(conversation_id) is None:
             return gr.skip()
+        self.service.stop_runs([r.id for r in self.service.live_runs(conversation_id)])
         views = [v for v in self.service.conversation_view(conversation_id) if v.runs]
         if views:
             deadline = time.monotonic() + 5.0
@@ -1046,8 +1056,11 @@ def build_ui(service: AgentService) -> gr.Blocks:
         contender_inputs = [compare_planners, compare_strategy_pick]
 
         demo.load(ui.on_load, outputs=conv_list)
-        conv_list.input(ui.open_conversation, inputs=conv_list, outputs=view_outputs)
-        new_btn.click(ui.new_and_list, outputs=[*view_outputs, conv_list])
+        # a generator: follows a run still going; any number at once (it mostly waits)
+        open_event = conv_list.input(
+            ui.open_live, inputs=conv_list, outputs=view_outputs, concurrency_limit=None
+        )
+        new_btn.click(ui.new_and_list, outputs=[*view_outputs, conv_list], cancels=[open_event])
         chatbot.clear(ui.new_and_list, outputs=[*view_outputs, conv_list])  # its trash icon
         rename_btn.click(
             ui.rename, inputs=[conv_state, rename_box], outputs=[conv_list, export_btn]
@@ -1092,8 +1105,10 @@ def build_ui(service: AgentService) -> gr.Blocks:
         ask_options: dict[str, Any] = {
             "inputs": ask_inputs,
             "outputs": run_outputs,
-            "concurrency_limit": 4,
+            # the handler only follows runs; the run manager admits and queues them
+            "concurrency_limit": None,
             "show_progress": "hidden",  # the chat shows progress: pending panels
+            "cancels": [open_event],  # a followed run stops drawing over the new question
         }
         idle_inputs = [mode_state, *contender_inputs]
         ask_event = ask_btn.click(ui.submit, **ask_options)
@@ -1101,7 +1116,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
         submit_event = question.submit(ui.submit, **ask_options)
         submit_event.then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
         # Gradio cancels after the handler of this click; the stored end is read in the next step.
-        stop_btn.click(None, cancels=[ask_event, submit_event]).then(
+        stop_btn.click(None, cancels=[ask_event, submit_event, open_event]).then(
             ui.after_stop, inputs=conv_state, outputs=view_outputs
         ).then(ui.idle, inputs=idle_inputs, outputs=ask_btn)
     return demo

@@ -167,6 +167,7 @@ class Message(Base):
 class Run(Base):
     __tablename__ = "runs"
     __table_args__ = (
+        Index("ix_runs_status", "status"),
         {
             "comment": "One run: one question answered by one planner with one tool set "
             "under one strategy. Its steps are in events."
@@ -203,8 +204,10 @@ class Run(Base):
     status: Mapped[str] = mapped_column(
         String(16),
         default="running",
-        comment="running while events arrive; then ok | forced (answered because the "
-        "tool budget was spent) | failed | cancelled.",
+        comment="running while events arrive (or while queued for a slot); then ok | forced "
+        "(answered because the tool budget was spent) | degraded (a tool failed or timed "
+        "out) | failed | cancelled (stopped by the user) | interrupted (the server stopped or "
+        "its process died).",
     )
     answer_text: Mapped[str | None] = mapped_column(
         SafeText, nullable=True, comment="Text of the run's answer event; NULL until one arrives."
@@ -237,6 +240,18 @@ class Run(Base):
         String(64), nullable=True, comment="Kind of run_failed (e.g. planner, interrupted)."
     )
     created_at: Mapped[datetime] = _ts("When the run was created (UTC).")
+    worker_id: Mapped[str | None] = mapped_column(
+        String(128),
+        nullable=True,
+        comment="The server process running it (host:pid:random, or AUDIO_AGENT_WORKER_ID); "
+        "NULL for runs stored outside the run manager.",
+    )
+    heartbeat_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True),
+        nullable=True,
+        comment="Lease: refreshed every few seconds while the run's process lives; a "
+        "running run whose heartbeat is older than the lease is marked interrupted.",
+    )
     finished_at: Mapped[datetime | None] = mapped_column(
         DateTime(timezone=True),
         nullable=True,

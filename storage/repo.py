@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy import Engine, delete, func, insert, or_, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,6 +24,8 @@ from agent.events import (
     Event,
     RunFailed,
     RunFinished,
+    Thought,
+    ToolResultEvent,
     parse_event,
 )
 from agent.tools.base import ToolResult
@@ -47,6 +50,21 @@ TITLE_CHARS = 60
 ROLES = ("user", "assistant")
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class OwnerActivity:
+    """What the admission limits look at for one owner."""
+
+    runs_recent: int  # runs created in the window (runs per minute)
+    running: int  # runs running or queued now, in every process
+    spent_today_usd: float  # cost of the runs created since the day started (UTC)
+    oldest_recent: datetime | None = None  # the first of runs_recent
+
+
+class RunClosedError(LookupError):
+    """Events for a run that is no longer running (e.g. marked interrupted by another
+    process after its lease expired): nothing of the batch was stored."""
 
 
 class Store:
@@ -246,8 +264,12 @@ class Store:
         strategy: str,
         tools: Iterable[str],
         group_id: str | None = None,
+        worker_id: str | None = None,
     ) -> RunInfo:
-        """Register a run (status "running") before its events are appended."""
+        """Register a run (status "running") before its events are appended.
+
+        ``worker_id``: the process that runs it; its heartbeat (lease) starts now."""
+        now = utc_now()
         row = Run(
             id=run_id,
             message_id=message_id,
@@ -260,7 +282,9 @@ class Store:
             input_tokens=0,
             output_tokens=0,
             cost=0.0,
-            created_at=utc_now(),
+            created_at=now,
+            worker_id=worker_id,
+            heartbeat_at=now if worker_id else None,
         )
         with self._sessions.begin() as s:
             if s.get(Message, message_id) is None:
@@ -273,29 +297,86 @@ class Store:
         """Store one event (committed at once) and fold it into the run's row.
 
         ``answer`` sets answer_text/answer_choice; ``run_finished`` sets the totals, status
-        and finished_at; ``run_failed`` sets status "failed", error, error_kind, finished_at.
+        and finished_at; ``run_failed`` sets status "failed" (or "cancelled"/"interrupted"
+        by its kind), error, error_kind, finished_at.
         Raises LookupError for an unknown run, ValueError for a seq already stored.
         """
-        payload = event.model_dump(mode="json")
+        self.append_events([event], require_running=False)
+
+    def append_events(self, events: Sequence[Event], *, require_running: bool = True) -> None:
+        """Store a batch of one run's events in one transaction, folded into its row (see
+        ``append_event``), and refresh the run's heartbeat.
+
+        With ``require_running`` (the run manager's writes) a run that is no longer running
+        raises ``RunClosedError`` and nothing is stored: another process closed it.
+        Plain inserts (no ORM objects): one small transaction per batch.
+        """
+        if not events:
+            return
+        run_id = events[0].run_id
+        if any(e.run_id != run_id for e in events):
+            raise ValueError("append_events takes the events of one run")
+        values = _fold_values(events)
+        values["heartbeat_at"] = utc_now()
+        rows = [
+            {
+                "run_id": run_id,
+                "seq": e.seq,
+                "type": e.type,
+                "payload": e.model_dump(mode="json"),
+                "at": e.at,
+            }
+            for e in events
+        ]
+        stmt = update(Run).where(Run.id == run_id)
+        if require_running:
+            stmt = stmt.where(Run.status == "running")
         try:
-            with self._sessions.begin() as s:
-                run = s.get(Run, event.run_id)
-                if run is None:
-                    raise LookupError(f"No run {event.run_id!r}; call create_run first")
-                s.add(
-                    EventRow(
-                        run_id=event.run_id,
-                        seq=event.seq,
-                        type=event.type,
-                        payload=payload,
-                        at=event.at,
-                    )
-                )
-                _fold(run, event)
+            with self.engine.begin() as conn:
+                if not conn.execute(stmt.values(**values)).rowcount:  # type: ignore[attr-defined]
+                    exists = conn.scalar(select(Run.status).where(Run.id == run_id))
+                    if exists is None:
+                        raise LookupError(f"No run {run_id!r}; call create_run first")
+                    raise RunClosedError(f"Run {run_id!r} is {exists}, no longer running")
+                conn.execute(insert(EventRow), rows)
         except IntegrityError as exc:
-            raise ValueError(
-                f"Event seq {event.seq} of run {event.run_id!r} is already stored"
-            ) from exc
+            seqs = ", ".join(str(e.seq) for e in events)
+            raise ValueError(f"Event seq {seqs} of run {run_id!r} is already stored") from exc
+
+    def heartbeat(self, worker_id: str) -> int:
+        """Refresh the lease of every running run of this worker; returns how many."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(Run)
+                .where(Run.worker_id == worker_id, Run.status == "running")
+                .values(heartbeat_at=utc_now())
+            )
+            return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def owner_activity(self, owner: str, since: datetime, day_start: datetime) -> OwnerActivity:
+        """Runs of ``owner`` created since ``since``, running now, and the cost of the runs
+        created since ``day_start`` (spent so far, also by runs still going)."""
+        owned = (
+            select(Run.id)
+            .join(Message, Message.id == Run.message_id)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .where(Conversation.owner == owner)
+        )
+        with self._sessions() as s:
+            recent, running, spent, oldest = s.execute(
+                select(
+                    func.count(Run.id).filter(Run.created_at >= since),
+                    func.count(Run.id).filter(Run.status == "running"),
+                    func.coalesce(func.sum(Run.cost).filter(Run.created_at >= day_start), 0.0),
+                    func.min(Run.created_at).filter(Run.created_at >= since),
+                ).where(
+                    Run.id.in_(owned),
+                    or_(Run.created_at >= min(since, day_start), Run.status == "running"),
+                )
+            ).one()
+        return OwnerActivity(
+            int(recent), int(running), float(spent), _utc(oldest) if oldest else None
+        )
 
     def get_run(self, run_id: str) -> RunInfo | None:
         with self._sessions() as s:
@@ -367,44 +448,67 @@ class Store:
             out[run_id].append(parse_event(payload))
         return out
 
-    def run_events(self, run_id: str) -> list[Event]:
-        """The run's events in seq order, rebuilt as typed events."""
+    def run_events(self, run_id: str, after: int = 0) -> list[Event]:
+        """The run's events in seq order (those after seq ``after``), as typed events."""
         stmt = select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)
+        if after:
+            stmt = stmt.where(EventRow.seq > after)
         with self._sessions() as s:
             payloads = list(s.scalars(stmt))
         return [parse_event(p) for p in payloads]
 
-    def mark_interrupted_runs(self) -> list[str]:
-        """Close runs left "running" by a stopped server; returns their ids.
+    def mark_interrupted_runs(
+        self, worker_id: str | None = None, lease_s: float | None = None, *, unowned: bool = True
+    ) -> list[str]:
+        """Close runs left "running" by a stopped or dead server process; returns their ids.
 
-        Each gets status "failed", error "interrupted (server stopped)" and a final
-        ``run_failed`` event (kind "interrupted"), so replaying its events ends properly.
+        Without arguments every running run is closed (one process on its database). With
+        ``worker_id`` and ``lease_s``: only this worker's own runs (left by its previous
+        life), runs of no worker (unless ``unowned`` is False), and runs whose heartbeat is
+        older than ``lease_s``: a live
+        process's runs are never touched. Each gets status "interrupted", error
+        "interrupted (server stopped)" and a final ``run_failed`` event (kind
+        "interrupted") after its last stored event, so replaying its events ends properly.
         """
+        stale = [Run.status == "running"]
+        if lease_s is not None:
+            cutoff = utc_now() - timedelta(seconds=lease_s)
+            stale.append(
+                or_(
+                    *([Run.worker_id.is_(None), Run.heartbeat_at.is_(None)] if unowned else []),
+                    Run.heartbeat_at < cutoff,
+                    *([Run.worker_id == worker_id] if worker_id else []),
+                )
+            )
         with self._sessions() as s:
-            run_ids = list(s.scalars(select(Run.id).where(Run.status == "running")))
+            run_ids = list(s.scalars(select(Run.id).where(*stale)))
         closed: list[str] = []
         for run_id in run_ids:
-            with self._sessions.begin() as s:
-                run = s.get(Run, run_id)
-                if run is None or run.status != "running":
-                    continue
-                last = s.scalar(select(func.max(EventRow.seq)).where(EventRow.run_id == run_id))
+            with self.engine.begin() as conn:
                 failed = RunFailed(
-                    run_id=run_id,
-                    seq=(last or 0) + 1,
-                    kind="interrupted",
-                    message=INTERRUPTED_ERROR,
+                    run_id=run_id, seq=1, kind="interrupted", message=INTERRUPTED_ERROR
                 )
-                s.add(
-                    EventRow(
-                        run_id=run_id,
-                        seq=failed.seq,
-                        type=failed.type,
-                        payload=failed.model_dump(mode="json"),
-                        at=failed.at,
-                    )
+                values = _fold_values([failed])
+                values["heartbeat_at"] = None
+                # Conditional: a run that finished or beat its heartbeat meanwhile is kept.
+                if not conn.execute(
+                    update(Run).where(Run.id == run_id, *stale).values(**values)
+                ).rowcount:  # type: ignore[attr-defined]
+                    continue
+                last = conn.scalar(select(func.max(EventRow.seq)).where(EventRow.run_id == run_id))
+                failed = failed.model_copy(update={"seq": (last or 0) + 1})
+                conn.execute(
+                    insert(EventRow),
+                    [
+                        {
+                            "run_id": run_id,
+                            "seq": failed.seq,
+                            "type": failed.type,
+                            "payload": failed.model_dump(mode="json"),
+                            "at": failed.at,
+                        }
+                    ],
                 )
-                _fold(run, failed)
             closed.append(run_id)
         return closed
 
@@ -595,10 +699,46 @@ def _fold(run: Run, event: Event) -> None:
         run.status = event.status
         run.finished_at = event.at
     elif isinstance(event, RunFailed):
-        run.status = "cancelled" if event.kind == "cancelled" else "failed"
+        run.status = _failed_status(event)
         run.error = event.message
         run.error_kind = event.kind
         run.finished_at = event.at
+
+
+def _fold_values(events: Sequence[Event]) -> dict[str, Any]:
+    """Column values of a run's row after a batch of its events (see ``_fold``); the cost
+    grows with each paid step until ``run_finished`` sets the total."""
+    values: dict[str, Any] = {}
+    spent = 0.0
+    for event in events:
+        if isinstance(event, Thought | ToolResultEvent):
+            spent += event.cost
+        elif isinstance(event, Answer):
+            values.update(answer_text=event.text, answer_choice=event.choice)
+        elif isinstance(event, RunFinished):
+            values.update(
+                calls=event.calls,
+                input_tokens=event.input_tokens,
+                output_tokens=event.output_tokens,
+                cost=event.cost,
+                wall_s=event.wall_s,
+                status=event.status,
+                finished_at=event.at,
+            )
+        elif isinstance(event, RunFailed):
+            values.update(
+                status=_failed_status(event),
+                error=event.message,
+                error_kind=event.kind,
+                finished_at=event.at,
+            )
+    if spent and "cost" not in values:
+        values["cost"] = Run.cost + spent
+    return values
+
+
+def _failed_status(event: RunFailed) -> str:
+    return event.kind if event.kind in ("cancelled", "interrupted") else "failed"
 
 
 def _export_event(payload: dict[str, Any]) -> dict[str, Any]:
@@ -677,4 +817,5 @@ def _run(row: Run) -> RunInfo:
         error_kind=row.error_kind,
         created_at=_utc(row.created_at),
         finished_at=_utc_opt(row.finished_at),
+        worker_id=row.worker_id,
     )

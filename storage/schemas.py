@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Role = Literal["user", "assistant"]
-RunStatus = Literal["running", "ok", "forced", "failed", "cancelled"]
+RunStatus = Literal["running", "ok", "forced", "degraded", "failed", "cancelled", "interrupted"]
 
 
 class ConversationInfo(BaseModel):
@@ -62,3 +62,4 @@ class RunInfo(BaseModel):
     error_kind: str | None = None
     created_at: datetime
     finished_at: datetime | None = None
+    worker_id: str | None = None  # the server process that runs (or ran) it

@@ -246,5 +246,5 @@ def test_history_survives_a_restart_and_interrupted_runs_are_closed(tmp_path, to
         stored = http.get(f"/api/runs/{first_run['id']}").json()["events"]
         assert [e["type"] for e in stored] == [e["event"] for e in streamed]
         cut = http.get(f"/api/runs/{'r' * 32}").json()
-        assert cut["run"]["status"] == "failed"
+        assert cut["run"]["status"] == "interrupted"
         assert cut["events"][-1]["type"] == "run_failed"

@@ -142,6 +142,10 @@ CASES: list[Case] = [
     Case("long-title", "POST", "/api/conversations", 422, "limit is 200", body={"title": "t" * 500}),  # noqa: E501
     Case("rename-empty", "PATCH", "/api/conversations/{conv}", 422, "title is empty", body={"title": " \t\n"}),  # noqa: E501
     Case("rename-missing-title", "PATCH", "/api/conversations/{conv}", 422, "field required|missing", body={}),  # noqa: E501
+    Case("title-lone-surrogate", "POST", "/api/conversations", 422, "unpaired UTF-16 surrogate", raw=b'{"title": "\\ud800"}', headers={"content-type": "application/json"}),  # noqa: E501
+    Case("rename-lone-surrogate", "PATCH", "/api/conversations/{conv}", 422, "unpaired UTF-16 surrogate", raw=b'{"title": "a\\udfffb"}', headers={"content-type": "application/json"}),  # noqa: E501
+    Case("deeply-nested-json", "POST", "/api/conversations", 400, "error parsing the body", raw=b"[" * 30_000, headers={"content-type": "application/json"}),  # noqa: E501
+    Case("invalid-utf8-json", "POST", "/api/conversations", 400, "error parsing the body", raw=b'{"title": "\xff\xfe"}', headers={"content-type": "application/json"}),  # noqa: E501
     Case("json-over-cap", "POST", "/api/conversations", 413, "larger than the limit of 64 KB", body={"title": "x", "pad": "p" * 100_000}),  # noqa: E501
     ask("ten-mb-question", {**ASK_OK, "question": "why " * 2_500_000}, 413, "larger than the limit"),  # noqa: E501
     ask("long-question", {**ASK_OK, "question": "q" * 5000}, 422, "question is 5,000 characters"),
@@ -151,6 +155,9 @@ CASES: list[Case] = [
     ask("blank-question", {**ASK_OK, "question": "  "}, 400, "type a question"),
     ask("question-wrong-type", {**ASK_OK, "question": ["a"]}, 422, "valid string"),
     ask("choices-wrong-type", {**ASK_OK, "choices": "A, B"}, 422, "valid list"),
+    Case("budget-nan", "POST", "/api/conversations/{conv}/ask", 422, "finite number", raw=b'{"question": "q", "budget": NaN}', headers={"content-type": "application/json"}),  # noqa: E501
+    Case("budget-5000-digits", "POST", "/api/conversations/{conv}/ask", 400, "error parsing the body", raw=b'{"question": "q", "budget": 1' + b"0" * 5000 + b"}", headers={"content-type": "application/json"}),  # noqa: E501
+    Case("strategy-lone-surrogate", "POST", "/api/conversations/{conv}/ask", 422, "unpaired UTF-16 surrogate", raw=b'{"question": "q", "strategy": "\\udfff"}', headers={"content-type": "application/json"}),  # noqa: E501
     ask("budget-zero", {**ASK_OK, "budget": 0}, 422, "greater than or equal to 1"),
     ask("unknown-strategy", {**ASK_OK, "strategy": "guess"}, 400, "unknown strategy"),
     ask("unknown-planner", {**ASK_OK, "planner": "nope"}, 400, "nope"),

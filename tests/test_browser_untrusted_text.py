@@ -121,3 +121,16 @@ def test_a_huge_question_is_refused_fast_and_kept(app_server, page) -> None:  # 
     page.locator("#ask").click()
     page.get_by_text("larger than the limit").first.wait_for()
     assert len(page.locator("#question textarea").input_value()) == len(huge)
+
+
+def test_a_playlist_posing_as_audio_is_refused_with_a_reason(app_server, page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    playlist = tmp_path / "song.wav"
+    playlist.write_bytes(b"ffconcat version 1.0\nfile 'tests/fixtures/dog_bark_esc50.wav'\n")
+    url = app_server()
+    open_app(page, url)
+    page.locator("#audio-input input[type=file]").set_input_files(str(playlist))
+    fill_question(page, "Which sound is this?", ["Dog", "Cat"])
+    page.locator("#ask").click()
+    page.get_by_text("concat playlist, not a recording").first.wait_for()
+    assert page.locator("#question textarea").input_value() == "Which sound is this?"
+    assert page.locator("#choices textarea").input_value() == "Dog\nCat"
