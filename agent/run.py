@@ -491,7 +491,9 @@ class RunContext:
             return
         audio = self.req.audio[0]
         for tool in self.req.tools:
-            if getattr(tool, "prefetch", False):
+            # ``prefetch_max_s``: a costly analysis is started early only on shorter audio.
+            limit = getattr(tool, "prefetch_max_s", None)
+            if getattr(tool, "prefetch", False) and (limit is None or audio.duration_s <= limit):
                 key = cache_key(audio.id, tool.name, {}, tool.model)
                 self._prefetched[key] = asyncio.ensure_future(
                     self._fetch(tool, audio, {}, list(self.req.tools), True)

@@ -59,12 +59,12 @@ def _ours(base_url: str, delay: float, reps: int, stored: bool) -> list[float]:
             for tool in tools:
                 registry.register(tool, kind="tool")
             service = create_service(Settings(data_dir=tmp, warm_up=False), registry)
-            conv = service.store.create_conversation()
             wav = _silence_wav(tmp)
             audio_id = service.upload_file(wav).id
 
             async def once() -> None:
                 service.store.clear_tool_cache()  # every run calls its tools
+                conv = service.store.create_conversation()  # no history: the same first turn
                 ask = AskRequest(QUESTION, audio_id=audio_id, planner="bench", tools=list(TOOLS))
                 request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)
                 async for _ in service.stream(conv.id, request):

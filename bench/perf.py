@@ -2,7 +2,8 @@
 
     python -m bench.perf [--quick] [--sessions 50] [--skip load,peers,offline]
 
-1. loop and storage overhead per call and per run (1, 5, 20 instant scripted calls)
+1. loop and storage overhead per call and per run (1, 5, 20 instant scripted calls);
+   1b. the same through the run manager, from bench.run_overhead (the runs part's script)
 2. time to first event over SSE, and a 20-call run over HTTP
 3. peers: smolagents' ToolCallingAgent and qwen-agent's Assistant against the same fake
    OpenAI-compatible loopback server and three tools (instant and 0.5 s); each contender in
@@ -145,6 +146,20 @@ def section_overhead(reps: int, folder: Path) -> None:
             f"   {(stored - loop) / stored:6.0%}",
             flush=True,
         )
+
+
+def section_run_manager(reps: int) -> None:
+    """The run manager's own figures (bench.run_overhead, by the runs part)."""
+    try:
+        from bench.run_overhead import CALLS, measure
+    except ImportError:
+        return
+    heading("1b. Through the run manager (bench.run_overhead): ms, median / p90")
+    figures = measure(reps)
+    print("calls      loop alone   loop+storage  HTTP first ev  HTTP whole run")
+    for calls in CALLS:
+        cells = [figures[k][calls] for k in ("loop", "storage", "http_first", "http_run")]
+        print(f"{calls:>5}  " + "  ".join(f"{m:>6.1f} / {p:<6.1f}" for m, p in cells))
 
 
 # -- 2. time to first event over SSE --------------------------------------------------------------
@@ -515,7 +530,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--load-timeout", type=float, default=900.0)
-    parser.add_argument("--skip", default="", help="comma list: overhead,sse,peers,parallel,")
+    parser.add_argument(
+        "--skip", default="", help="overhead,runs,sse,peers,parallel,cache,offline,load"
+    )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     reps = 5 if args.quick else 15
@@ -524,6 +541,7 @@ def main() -> None:
     try:
         sections = [
             ("overhead", lambda: section_overhead(reps, folder)),
+            ("runs", lambda: section_run_manager(reps)),
             ("sse", lambda: section_sse(reps, folder)),
             ("peers", lambda: section_peers(3 if args.quick else 5)),
             ("parallel", lambda: section_parallel(folder)),

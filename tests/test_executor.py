@@ -307,3 +307,20 @@ async def test_compare_mode_transcribes_a_clip_once_for_four_strategies(tmp_path
     assert len(asked) >= 2  # several strategies asked for the transcript...
     # ...and each distinct transcription (same arguments) ran exactly once.
     assert len(seen) == len(set(seen)), seen
+
+
+async def test_a_costly_prefetch_waits_for_the_planner_on_long_audio(tmp_path, tone_wav, pool):
+    store = AudioStore(tmp_path / "audio")
+    audio = store.add_file(tone_wav)
+
+    class Costly(ModelTool):
+        prefetch = True
+        prefetch_max_s = audio.duration_s / 2  # this clip counts as long
+
+    costly = Costly("signal_stats", 0.0)
+    planner = ScriptedPlanner([ScriptedTurn(answer=FinalAnswer(text="yes"))])
+    request = RunRequest("q?", [audio], planner, [costly])
+    events = [e async for e in run_question(request, store=store, cache=MemoryToolCache())]
+    assert events[-1].type == "run_finished"
+    await asyncio.sleep(0.05)
+    assert costly.invocations == 0

@@ -20,7 +20,8 @@ class SignalTool:
     )
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     model = "numpy + librosa.pyin"
-    prefetch = True  # cheap and often needed: started when a question arrives
+    prefetch = True  # often needed: started when a question arrives...
+    prefetch_max_s = 120.0  # ...on clips up to 2 minutes (pYIN costs ~0.5 s per audio second)
     local = True
     requires = ("librosa",)  # importable packages it needs
 
