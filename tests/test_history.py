@@ -74,6 +74,10 @@ def test_store_finds_the_recordings_of_many_conversations_at_once(tmp_path: Path
         store.add_audio(ref, size_bytes=10)
         store.add_audio(other, size_bytes=10)
         first, second, empty = (store.create_conversation() for _ in range(3))
+        owner = first.owner  # as an upload does: the owner's own reference and file name
+        store.add_audio_ref(owner, ref.id, "birds.mp3")
+        store.add_audio_ref(owner, other.id, "rain.wav")
+        store.add_audio_ref("someone-else", ref.id, "their-secret-name.mp3")
         store.add_message(first.id, "user", "q1", audio_id=ref.id)
         store.add_message(first.id, "user", "q2", audio_id=other.id)
         store.add_message(first.id, "user", "q3", audio_id=ref.id)
