@@ -28,6 +28,7 @@ from agent.remote import ModelConfig, RemoteError
 from agent.tools.base import ToolContext
 
 CHECK_TIMEOUT_S = 8.0
+CHECKS_TTL_S = 300.0  # the server repeats its checks at most this often (SharedChecks)
 PLANNER_PROMPT = "Reply with the single word OK."
 
 
@@ -233,9 +234,39 @@ def main(as_json: bool = False, config: Any = None, timeout_s: float = CHECK_TIM
     return 1 if bad else 0
 
 
-async def checked_catalogue(registry: Registry, *, timeout_s: float = CHECK_TIMEOUT_S) -> dict:
+class SharedChecks:
+    """The checks as every visitor of one server sees them: run at most once per ``ttl_s``
+    and never twice at the same time. Each check is a small real (paid) call with the
+    server's keys, so on a public demo a button or ``?check=1`` must not repeat them per
+    click."""
+
+    def __init__(self, ttl_s: float = CHECKS_TTL_S) -> None:
+        self.ttl_s = ttl_s
+        self._lock = asyncio.Lock()
+        self._at = float("-inf")
+        self._checks: list[Check] = []
+
+    async def get(self, registry: Registry, *, timeout_s: float = CHECK_TIMEOUT_S) -> list[Check]:
+        async with self._lock:
+            if time.monotonic() - self._at >= self.ttl_s:
+                self._checks = await run_checks(registry, timeout_s=timeout_s)
+                self._at = time.monotonic()
+            return list(self._checks)
+
+
+async def checked_catalogue(
+    registry: Registry,
+    *,
+    timeout_s: float = CHECK_TIMEOUT_S,
+    shared: SharedChecks | None = None,
+) -> dict:
     """The catalogue with each remote entry's check (``GET /api/catalogue?check=1``)."""
-    checks = {(c.kind, c.name): asdict(c) for c in await run_checks(registry, timeout_s=timeout_s)}
+    found = (
+        await shared.get(registry, timeout_s=timeout_s)
+        if shared is not None
+        else await run_checks(registry, timeout_s=timeout_s)
+    )
+    checks = {(c.kind, c.name): asdict(c) for c in found}
     catalogue = registry.catalogue()
     for key, kind in (("planners", "planner"), ("tools", "tool")):
         for entry in catalogue[key]:

@@ -92,7 +92,7 @@ def build_router(service: AgentService) -> APIRouter:
         if check:
             from agent.doctor import checked_catalogue
 
-            return await checked_catalogue(service.registry)
+            return await checked_catalogue(service.registry, shared=service.model_checks)
         return service.catalogue()
 
     @router.get("/conversations")

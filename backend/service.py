@@ -22,6 +22,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
+from agent.doctor import SharedChecks
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, is_paid
 from backend.limits import UploadQuota, check_question
@@ -138,6 +139,7 @@ class AgentService:
             max_seconds=settings.max_audio_minutes * 60,
         )
         self.cache = SqlToolCache(store)
+        self.model_checks = SharedChecks()  # the doctor's real calls, at most once per ttl
         self.runs = RunManager(
             store,
             audio=self.audio,

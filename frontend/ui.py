@@ -189,10 +189,9 @@ class _Ui:
     """The handlers, bound to one service."""
 
     async def check_models(self) -> str:
-        """The "Check models" button: the doctor's checks as a list."""
-        from agent import doctor
-
-        return checks_markdown(await doctor.run_checks(self.service.registry))
+        """The "Check models" button: the doctor's checks as a list (shared by every visitor
+        and repeated at most every few minutes: each check is a small paid call)."""
+        return checks_markdown(await self.agent.model_checks.get(self.agent.registry))
 
     def __init__(self, service: AgentService) -> None:
         self.agent = service
@@ -479,6 +478,7 @@ class _Ui:
     ) -> AsyncIterator[dict[Any, Any]]:
         """A click (or Enter) on an entry of the sidebar's list: open it, and follow a run
         that is still going."""
+        self = self.scoped(request)
         conversation_id = (getattr(evt, "_data", None) or {}).get("id")
         marked = False
         async for update in self.open_live(conversation_id, request):
@@ -535,8 +535,8 @@ class _Ui:
     def ask_delete(
         self, conversation_id: str | None, request: gr.Request | None = None
     ) -> dict[Any, Any]:
-        self = self.scoped(request)
         """Delete, step 1: ask to confirm."""
+        self = self.scoped(request)
         c = self.components
         conv = self.store.get_conversation(conversation_id) if conversation_id else None
         if conv is None:
@@ -553,9 +553,9 @@ class _Ui:
     async def delete(
         self, conversation_id: str | None, request: gr.Request | None = None
     ) -> dict[Any, Any]:
-        self = self.scoped(request)
         """Delete, step 2 (confirmed): hidden at once, gone for good after UNDO_S seconds
         unless Undo is pressed first."""
+        self = self.scoped(request)
         c = self.components
         conv = self.store.get_conversation(conversation_id) if conversation_id else None
         if conv is None or conversation_id is None:
@@ -618,8 +618,8 @@ class _Ui:
     def edit_last(
         self, conversation_id: str | None, request: gr.Request | None = None
     ) -> dict[Any, Any]:
-        self = self.scoped(request)
         """Put the last question and its choices back in the input, to change and send."""
+        self = self.scoped(request)
         c = self.components
         message = self.last_question(conversation_id)
         if message is None:

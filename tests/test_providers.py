@@ -6,6 +6,7 @@ Each test names the defect of issue 8 it guards; against the old code each one f
 
 from __future__ import annotations
 
+import asyncio
 import time
 import tomllib
 from collections.abc import Iterator
@@ -644,3 +645,27 @@ async def test_catalogue_check_over_http_and_the_check_models_list(strict, gemin
         [Check("gpt", "planner", "gpt-6.1-sol", "shuts_down", "10 days left", "2026-12-11")]
     )
     assert "shuts down on 2026-12-11" in text and "**gpt**" in text and "10 days left" in text
+
+
+async def test_shared_checks_run_once_per_ttl_for_every_visitor(monkeypatch) -> None:
+    """The UI button and ?check=1 make real paid calls with the server's keys: concurrent and
+    repeated requests within the ttl share one round of checks."""
+    from agent import doctor
+
+    rounds: list[int] = []
+
+    async def counted(registry, *, timeout_s):  # noqa: ANN001, ARG001
+        rounds.append(1)
+        await asyncio.sleep(0.05)
+        return [doctor.Check(name="gpt", kind="planner", model="m", status="works")]
+
+    monkeypatch.setattr(doctor, "run_checks", counted)
+    shared = doctor.SharedChecks(ttl_s=60)
+    results = await asyncio.gather(*(shared.get(None) for _ in range(5)))  # type: ignore[arg-type]
+    assert len(rounds) == 1 and all(r[0].name == "gpt" for r in results)
+    await shared.get(None)  # type: ignore[arg-type]
+    assert len(rounds) == 1
+    expired = doctor.SharedChecks(ttl_s=0)
+    await expired.get(None)  # type: ignore[arg-type]
+    await expired.get(None)  # type: ignore[arg-type]
+    assert len(rounds) == 3
