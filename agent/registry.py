@@ -18,7 +18,7 @@ from agent.tools.base import Tool
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
 LOCAL_TOOLS = ("transcribe", "speech_activity", "sound_events", "music_analysis", "signal_stats",
-               "clip")  # fmt: skip
+               "speakers", "clip")  # fmt: skip
 # Providers whose adapters exist in this version; others are listed but not selectable.
 IMPLEMENTED_PROVIDERS = {"local", "openai", "openai_compatible", "gemini"}
 TOOL_INTERFACES = {"audio_chat", "transcription", "gemini_audio"}
@@ -64,6 +64,7 @@ def _local_tool_factories() -> dict[str, Callable[[], Tool]]:
     from agent.tools.local_events import SoundEventsTool
     from agent.tools.local_music import MusicTool
     from agent.tools.local_signal import SignalTool
+    from agent.tools.local_speakers import SpeakersTool
     from agent.tools.local_vad import SpeechActivityTool
 
     return {
@@ -72,6 +73,7 @@ def _local_tool_factories() -> dict[str, Callable[[], Tool]]:
         "sound_events": SoundEventsTool,
         "music_analysis": MusicTool,
         "signal_stats": SignalTool,
+        "speakers": SpeakersTool,
         "clip": ClipTool,
     }
 

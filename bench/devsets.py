@@ -14,6 +14,8 @@ items whose audio cannot decide the answer. The categories:
 - ``count``: a sound repeated 2-5 times with gaps, or a sequence of 2-5 spoken digits;
 - ``order``: 2-3 different sounds one after another (which is first / last / after X), or
   3-4 spoken digits (which is first / second / third / last);
+- ``speakers``: 2-4 spoken digits by one FSDD speaker, or by two different speakers taking
+  turns (how many speakers / people are talking);
 - ``guess``: digital silence, faint noise, 0.1 s clips; the right behaviour is a guess
   (``expect_guess``), so the runner scores how many were answered as guesses.
 
@@ -70,6 +72,11 @@ COUNT_DIGIT_Q = [
     "How many digits does the speaker say?",
     "Count the spoken numbers. How many are there?",
     "How many words are said in total?",
+]
+COUNT_SPEAKERS_Q = [
+    "How many different speakers are there in the recording?",
+    "How many people are talking?",
+    "How many speakers can you hear?",
 ]
 ORDER_SOUND_Q = {
     "first": ["Which sound comes first?", "What is heard at the start of the recording?"],
@@ -268,6 +275,30 @@ class Builder:
                 self.add("order", "digit_position", audio, q, choices, answer, "speech",
                          sequence=words)  # fmt: skip
 
+    def speakers(self, n: int) -> None:
+        by_speaker: dict[str, list[np.ndarray]] = {}
+        for _, speaker, samples in self.src.digits:
+            by_speaker.setdefault(speaker, []).append(samples)
+        names = sorted(by_speaker)
+        for i in range(n):
+            two = i % 2 == 1 and len(names) > 1
+            if two:
+                a, b = self.rng.sample(names, 2)
+                turns = [a] * self.rng.randint(1, 2) + [b] * self.rng.randint(1, 2)
+                if self.rng.random() < 0.3:
+                    turns.append(a)  # the first speaker again
+            else:
+                turns = [self.rng.choice(names)] * self.rng.randint(2, 4)
+            parts = [normalise(self.rng.choice(by_speaker[who])) for who in turns]
+            audio = concat_with_gaps(parts, self.rng, gap=(0.4, 0.9))
+            k = len(set(turns))
+            words = self.rng.random() < 0.5
+            choices = number_choices(k, self.rng, words)
+            answer = COUNT_WORDS.get(k, str(k)) if words else str(k)
+            q = self.rng.choice(COUNT_SPEAKERS_Q)
+            self.add("speakers", "two" if two else "one", audio, q, choices, answer, "speech",
+                     sequence=turns)  # fmt: skip
+
     def guesses(self, n: int) -> None:
         makers: list[tuple[str, Callable[[], np.ndarray]]] = [
             ("silence", lambda: silence(self.rng.uniform(1, 5))),
@@ -296,6 +327,7 @@ def build(data: Path, out: Path, per_set: int, seed: int) -> Path:
     builder.count(per_set)
     builder.order(per_set)
     builder.guesses(max(5, per_set // 2))
+    builder.speakers(per_set)  # last: the other sets stay as they were for a seed
     path = out / "devsets.json"
     path.write_text(json.dumps(builder.items, indent=1))
     return path

@@ -41,6 +41,7 @@ from agent.planners.offline_scoring import (
     flatten_sources,
     score_choices,
 )
+from agent.planners.offline_speakers import speaker_data, speaker_finding
 from agent.planners.offline_timeline import (
     Finding,
     count_sounds,
@@ -242,6 +243,11 @@ class OfflinePlanner:
             if focus.kind == "count":
                 return count_speech(focus, situation.question, spoken, spans, choices)
             return order_speech(focus, spoken, choices)
+        if focus.target == "speakers":
+            data = speaker_data(results)
+            if data is None:
+                return None
+            return speaker_finding(focus, situation.question, data, choices)
         return None
 
     def _score(self, qtype: QuestionType, situation: Situation, uniform: bool) -> Decision:

@@ -45,7 +45,7 @@ FILLER = {
 class Focus:
     """What a counting or order question asks about."""
 
-    kind: str  # count | order
+    kind: str  # count | order | same | compare (speakers)
     target: str  # speech | sound | speakers
     position: int | None = None  # 1-based; -1 = last
     relation: str | None = None  # after | before | at
@@ -64,6 +64,11 @@ def focus_of(question: str, choices: Sequence[str]) -> Focus | None:
         target = "speech" if SPEECH_RE.search(text) else "sound"
         numeric = bool(NUMERIC_RE.search(text))
         return Focus("count", target, subject=_subject(text), numeric=numeric)
+    from agent.planners.offline_speakers import speaker_focus
+
+    speakers = speaker_focus(text)
+    if speakers is not None:
+        return speakers
     at = AT_TIME_RE.search(text)
     if at:
         target = "speech" if SPEECH_RE.search(text) else "sound"

@@ -79,15 +79,17 @@ class QuestionType:
 
 def _timed(focus: Focus) -> QuestionType:
     if focus.target == "speakers":
-        tools: tuple[str, ...] = ("speech_activity", "signal_stats")
-        what = "speakers (voice activity and pitch)"
+        tools: tuple[str, ...] = ("speakers", "signal_stats")
+        what = "speakers (pitch and timbre per speech span, grouped by voice)"
     elif focus.target == "speech":
         tools = ("transcribe", "speech_activity")
         what = "spoken items (a transcript per utterance, with times)"
     else:
         tools = ("sound_events",)
         what = "sound events (when each sound stands out, and what it is)"
-    return QuestionType(focus.kind, f"it asks about {what}", tools, focus)
+    # Same speaker or not, higher or lower: a question about the voices (see offline_speakers).
+    kind = "speaker" if focus.kind in ("same", "compare") else focus.kind
+    return QuestionType(kind, f"it asks about {what}", tools, focus)
 
 
 def number_value(text: str) -> int | None:

@@ -1,0 +1,58 @@
+"""Speakers: how many voices take turns, and the pitch and register of each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.local_models.executor import run_model
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.format import span_list
+
+
+class SpeakersTool:
+    name = "speakers"
+    label = "Speakers (voice features per speech span, clustered)"
+    description = (
+        "Count the different speakers: each speech span (Silero VAD) gets its pitch and "
+        "timbre (MFCC), and spans with similar voices are grouped. Gives each speaker's "
+        "pitch, register and times. A rule-based estimate: two similar voices may merge."
+    )
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    model = "silero-vad + librosa (pYIN, MFCC) + agglomerative clustering"
+    local = True
+    requires = ("faster_whisper", "librosa", "scipy")  # importable packages it needs
+
+    async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        from agent.local_models import speakers
+        from agent.local_models.signal import register_from_f0
+
+        spans, found = await run_model(speakers.from_audio, ctx.samples)
+        rows = []
+        for s in found:
+            rows.append(
+                {
+                    "speaker": s.index,
+                    "f0_hz": round(s.f0_hz, 1) if s.f0_hz else None,
+                    "register": register_from_f0(s.f0_hz, s.seconds),
+                    "seconds": round(s.seconds, 2),
+                    "spans": [[round(a, 2), round(b, 2)] for a, b in s.spans],
+                }
+            )
+        if not found:
+            output = "No speech long enough to compare voices."
+        else:
+            parts = [
+                f"speaker {r['speaker']}: "
+                + (f"about {r['f0_hz']:.0f} Hz" if r["f0_hz"] else "pitch unclear")
+                + f", {span_list([tuple(x) for x in r['spans']])}"
+                for r in rows
+            ]
+            output = f"{len(found)} speaker(s) in {len(spans)} speech span(s): " + "; ".join(parts)
+        return ToolResult(
+            output=output,
+            data={
+                "count": len(found),
+                "speech_spans": [[round(a, 2), round(b, 2)] for a, b in spans],
+                "speakers": rows,
+            },
+        )
