@@ -168,8 +168,9 @@ async def test_stopping_a_queued_run(world):
 async def test_owner_limits_refuse_with_retry_after(world):
     manager = world.manager(RunLimits(max_running=8, max_queued=8, owner_runs_per_minute=2,
                                       owner_max_running=0))  # fmt: skip
-    for _ in range(2):
-        manager.start([world.request(manager)], owner="local")
+    for _ in range(2):  # still running when `busy` counts them below, however loaded the machine
+        long = [ScriptedTool("slow", "heard a dog", delay_s=30)]
+        manager.start([world.request(manager, tools=long)], owner="local")
     with pytest.raises(RunRefused) as refused:
         manager.admit("local")
     assert "2 runs per minute" in str(refused.value) and 1 <= refused.value.retry_after_s <= 60
