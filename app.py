@@ -24,7 +24,7 @@ from fastapi import FastAPI, Request  # noqa: E402
 from fastapi.responses import RedirectResponse  # noqa: E402
 
 from agent.registry import Registry, warm_up  # noqa: E402
-from backend import api, auth, hosting  # noqa: E402
+from backend import api, auth, hf_oauth, hosting  # noqa: E402
 from backend.auth import owner_from_request  # noqa: E402
 from backend.limits import BodyLimitMiddleware, quota_gate  # noqa: E402
 from backend.retention import start_retention  # noqa: E402
@@ -116,6 +116,9 @@ def identity_for(settings: Settings) -> auth.Identity:
         session_days=settings.token_days,
         root_path=settings.root_path,
         embedded=settings.embedded,
+        hf=hf_oauth.HfSessions(hf_oauth.session_secret(os.environ))
+        if hf_oauth.enabled(os.environ)
+        else None,
     )
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import httpx
+import tenacity
 from google import genai
+from google.genai import _api_client as genai_api_client
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -59,7 +61,73 @@ def make_client(config: ModelConfig) -> genai.Client:
     if version := config.options.get("api_version"):
         options["api_version"] = str(version)
     # vertexai=False: GOOGLE_GENAI_USE_VERTEXAI in the environment must not switch the backend
-    return genai.Client(vertexai=False, api_key=key, http_options=types.HttpOptions(**options))
+    client = genai.Client(vertexai=False, api_key=key, http_options=types.HttpOptions(**options))
+    _classify_sdk_retries(client, retry, config)
+    return client
+
+
+# A 429 from the Gemini API is RESOURCE_EXHAUSTED both for a per-minute rate limit and for a
+# spent quota; the body's google.rpc.QuotaFailure names the quota. Per-minute ids
+# (GenerateRequestsPerMinutePerProjectPerModel-FreeTier) clear within a minute; per-day ids
+# (GenerateRequestsPerDayPerProjectPerModel-FreeTier) reset only the next day, and a limit of 0
+# ("limit: 0" in the message: the key's tier has no quota for the model) never clears.
+# Sources (checked 2026-12-01): https://ai.google.dev/gemini-api/docs/rate-limits (linked
+# from every such error body), error bodies quoted in
+# https://github.com/diegosouzapw/OmniRoute/issues/9504 (2026-08-01, per-day vs per-minute
+# quotaId), https://dev.to/nils44344/gemini-api-429-resourceexhausted-why-your-limit-is-0-68o
+# (2026-10-07, limit 0 / per-minute / per-day), and
+# https://docs.llmgateway.io/troubleshooting/gemini-429-resource-exhausted ("a per-day quota
+# does not reset until the next day, so retrying will not help").
+
+
+def quota_exhausted(exc: BaseException) -> bool:
+    """A 429 that waiting a minute cannot fix: a per-day quota, or a limit of 0."""
+    if not isinstance(exc, genai_errors.APIError) or exc.code != 429:
+        return False
+    ids: list[str] = []
+    details = (exc.details or {}).get("error", exc.details or {})
+    for item in details.get("details", []) if isinstance(details, dict) else []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("QuotaFailure"):
+            for violation in item.get("violations", []):
+                if isinstance(violation, dict):
+                    ids.append(str(violation.get("quotaId", "")))
+                    if str(violation.get("quotaValue", "")) == "0":
+                        return True
+    if any("perday" in quota.lower() for quota in ids):
+        return True
+    return ", limit: 0," in (exc.message or "")
+
+
+def _classify_sdk_retries(
+    client: genai.Client, options: types.HttpRetryOptions, config: ModelConfig
+) -> None:
+    """Keep the SDK's own retry loop (tenacity, built from ``options``) but never retry a
+    spent quota, and start no retry whose wait would pass ``retry_deadline_s``. The SDK offers
+    no predicate in HttpRetryOptions, so its Retrying objects are rebuilt with ours."""
+    api = getattr(client, "_api_client", None)
+    if api is None or not hasattr(api, "_async_retry"):  # pragma: no cover - SDK changed
+        return
+    kwargs = genai_api_client.retry_args(options)
+    sdk_retry = kwargs["retry"]
+    policy = config.retry
+
+    def retry(state: tenacity.RetryCallState) -> bool:
+        failure = state.outcome.exception() if state.outcome else None
+        return bool(sdk_retry(state)) and not (failure and quota_exhausted(failure))
+
+    def stop(state: tenacity.RetryCallState) -> bool:
+        if state.attempt_number >= policy.attempts:
+            return True
+        if state.seconds_since_start + (state.upcoming_sleep or 0) > policy.deadline_s:
+            failure = state.outcome.exception() if state.outcome else None
+            if failure is not None:
+                failure.retry_deadline_passed = True  # type: ignore[attr-defined]
+            return True
+        return False
+
+    kwargs.update(retry=retry, stop=stop)
+    api._retry = tenacity.Retrying(**kwargs)
+    api._async_retry = tenacity.AsyncRetrying(**kwargs)
 
 
 def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
@@ -93,11 +161,24 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
                 f"current model id for this entry in config/models.toml ({detail}).",
                 kind="not_found",
             )
+        if code == 429 and quota_exhausted(exc):
+            return RemoteError(
+                f"'{name}': the quota of the key in {key_var} for {config.model} is spent "
+                f"at {where} (429, not retried); wait for the daily reset or raise the "
+                f"quota (enable billing), then try again.",
+                kind="quota",
+            )
+        if getattr(exc, "retry_deadline_passed", False):
+            return RemoteError(
+                f"'{name}': {where} still answered {code} when the next retry would have "
+                f"passed this entry's retry deadline of {config.retry.deadline_s:g} s "
+                f"(retry_deadline_s); wait a minute, then try again.",
+                kind="rate_limit" if code == 429 else f"http_{code}",
+            )
         if code == 429:
             return RemoteError(
-                f"'{name}': {where} is still refusing after {config.retry.attempts} attempts "
-                f"(429: rate limit or quota spent); wait, or check the quota of the key in "
-                f"{key_var} ({detail}).",
+                f"'{name}': {where} is still rate-limiting after {config.retry.attempts} "
+                f"attempts (429); wait a minute or lower the request rate ({detail}).",
                 kind="rate_limit",
             )
         if code == 400:

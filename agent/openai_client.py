@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+import time
+from contextvars import ContextVar
 from typing import Any
 
 import httpx
@@ -20,6 +22,9 @@ from agent.remote import ModelConfig, RemoteError, RetryPolicy, host_of, redact
 NO_KEY = "EMPTY"  # self-hosted servers (vLLM, Ollama) accept any key
 # 429s that waiting cannot fix (https://platform.openai.com/docs/guides/error-codes)
 FINAL_429_CODES = ("insufficient_quota", "billing_hard_limit_reached")
+# Set on a response the SDK was told not to retry because the wait would pass the deadline.
+DEADLINE_HEADER = "x-retry-deadline-passed"
+_STARTED: ContextVar[float | None] = ContextVar("openai_call_started", default=None)
 
 
 async def _mark_final_429(response) -> None:  # type: ignore[no-untyped-def]
@@ -38,6 +43,32 @@ class _Client(openai.AsyncOpenAI):
     per-minute rate limits within seconds)."""
 
     retry_policy: RetryPolicy | None = None
+
+    async def request(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """One call with the SDK's retries; its start is the origin of ``retry_deadline_s``."""
+        token = _STARTED.set(time.monotonic())
+        try:
+            return await super().request(*args, **kwargs)
+        finally:
+            _STARTED.reset(token)
+
+    def _should_retry(self, response: httpx.Response) -> bool:
+        """The SDK's decision, and no retry whose wait would end past the total deadline."""
+        if not super()._should_retry(response):
+            return False
+        policy, started = getattr(self, "retry_policy", None), _STARTED.get()
+        if policy is None or started is None:
+            return True
+        retry_after = self._parse_retry_after_header(response.headers)
+        if retry_after is not None and 0 < retry_after <= 120:
+            wait = retry_after
+        else:
+            taken = int(response.request.headers.get("x-stainless-retry-count", "0") or 0)
+            wait = min(policy.max_delay_s, policy.base_delay_s * 2**taken)
+        if policy.passes_deadline(started, wait, time.monotonic()):
+            response.headers[DEADLINE_HEADER] = "true"
+            return False
+        return True
 
     def _calculate_retry_timeout(  # type: ignore[override]
         self, remaining_retries: int, options: Any, response_headers: Any = None
@@ -117,6 +148,13 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
             f"'{name}': {where} does not offer the model '{config.model}' (404); pick a "
             f"current model id for this entry in config/models.toml ({detail}).",
             kind="not_found",
+        )
+    if isinstance(exc, openai.APIStatusError) and exc.response.headers.get(DEADLINE_HEADER):
+        return RemoteError(
+            f"'{name}': {where} still answered {exc.status_code} when the next retry would "
+            f"have passed this entry's retry deadline of {config.retry.deadline_s:g} s "
+            f"(retry_deadline_s); wait a minute or lower the request rate, then try again.",
+            kind="rate_limit" if exc.status_code == 429 else f"http_{exc.status_code}",
         )
     if isinstance(exc, openai.RateLimitError):
         if code in FINAL_429_CODES:

@@ -131,12 +131,20 @@ class RetryPolicy:
     attempts: int = 6  # first try + 5 retries: 1+2+4+8+16 s, enough for per-minute limits
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
+    # Total time one call may spend retrying: no retry starts whose wait would end after
+    # ``deadline_s`` from the first attempt (catalogue: ``retry_deadline_s``).
+    deadline_s: float = 90.0
+
+    def passes_deadline(self, started: float, wait_s: float, now: float) -> bool:
+        """Whether a retry after ``wait_s`` more seconds would start past the deadline."""
+        return now - started + wait_s > self.deadline_s
 
     def worst_wait_s(self) -> float:
         """How long the retries of one call sleep in total without Retry-After. (A server's
         Retry-After, up to 120 s each, can make it longer; the tool timeout then ends it.)"""
-        return sum(
-            min(self.max_delay_s, self.base_delay_s * 2**i) for i in range(self.attempts - 1)
+        return min(
+            self.deadline_s,
+            sum(min(self.max_delay_s, self.base_delay_s * 2**i) for i in range(self.attempts - 1)),
         )
 
 
@@ -162,7 +170,7 @@ class ModelConfig:
     KNOWN = frozenset(
         {"name", "provider", "model", "label", "description", "base_url", "base_url_env",
          "key_env", "key_optional", "prices", "timeout_s", "max_retries", "retry_base_delay_s",
-         "retry_max_delay_s", "interface", "enabled", "price_ref"}
+         "retry_max_delay_s", "retry_deadline_s", "interface", "enabled", "price_ref"}
     )  # fmt: skip
 
     @classmethod
@@ -185,6 +193,7 @@ class ModelConfig:
                 attempts=int(raw.get("max_retries", 5)) + 1,
                 base_delay_s=float(raw.get("retry_base_delay_s", 1.0)),
                 max_delay_s=float(raw.get("retry_max_delay_s", 30.0)),
+                deadline_s=float(raw.get("retry_deadline_s", 90.0)),
             ),
             options={k: v for k, v in raw.items() if k not in cls.KNOWN},
         )

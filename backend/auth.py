@@ -43,6 +43,7 @@ from fastapi import HTTPException, Request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from pydantic import BaseModel, Field
 
+from backend.hf_oauth import SESSION_COOKIE, HfSessions
 from storage.models import DEFAULT_OWNER
 
 log = logging.getLogger("audio_agent.auth")
@@ -200,6 +201,7 @@ class Identity:
     session_days: float = 30.0
     root_path: str = ""
     embedded: bool = False  # cookies for a cross-site iframe (set_cookie_header)
+    hf: HfSessions | None = None  # sign-in with Hugging Face on a Space (backend.hf_oauth)
     _cookies: URLSafeTimedSerializer = field(init=False, repr=False)
     _tokens: URLSafeTimedSerializer = field(init=False, repr=False)
 
@@ -299,6 +301,8 @@ class IdentityMiddleware:
         authorization = headers.get("authorization", "")
         if identity.login_required and authorization.lower().startswith("bearer "):
             owner = identity.owner_from_token(authorization[7:].strip())
+        if owner is None and identity.hf is not None:  # signed in with Hugging Face
+            owner = identity.hf.owner(_cookie(headers, SESSION_COOKIE))
         if owner is None:
             owner = identity.owner_from_cookie(_cookie(headers, OWNER_COOKIE))
         new_cookie: str | None = None

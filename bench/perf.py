@@ -8,8 +8,8 @@
 3. peers: smolagents' ToolCallingAgent and qwen-agent's Assistant against the same fake
    OpenAI-compatible loopback server and three tools (instant and 0.5 s); each contender in
    its own process. The peers live in a separate environment:
-       python -m venv --system-site-packages /work/venv-peers
-       /work/venv-peers/bin/pip install -r requirements-peers.txt
+       python -m venv --system-site-packages .venv-peers
+       .venv-peers/bin/pip install -r requirements-peers.txt
    (or set AUDIO_AGENT_PEERS_PYTHON to a Python that has them); skipped when missing.
 4. parallel speed-up: four I/O tools and four CPU-bound model calls in one turn vs one
 5. cache speed-up: the same question again (SQLite tool cache)
@@ -208,7 +208,7 @@ def section_sse(reps: int, folder: Path) -> None:
 
 def peers_python() -> str | None:
     """A Python that can import both peers, or None."""
-    candidates = [os.environ.get("AUDIO_AGENT_PEERS_PYTHON"), "/work/venv-peers/bin/python"]
+    candidates = [os.environ.get("AUDIO_AGENT_PEERS_PYTHON"), ".venv-peers/bin/python"]
     candidates.append(sys.executable)
     for python in candidates:
         if not python or not Path(python).exists():
@@ -269,8 +269,8 @@ def section_peers(reps: int) -> None:
     if python is None:
         print(
             "skipped: smolagents and qwen-agent are not installed. Install them apart from the "
-            "app:\n  python -m venv --system-site-packages /work/venv-peers\n"
-            "  /work/venv-peers/bin/pip install -r requirements-peers.txt"
+            "app:\n  python -m venv --system-site-packages .venv-peers\n"
+            "  .venv-peers/bin/pip install -r requirements-peers.txt"
         )
         return
     server = _peer_server()

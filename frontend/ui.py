@@ -23,6 +23,7 @@ import html
 import itertools
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -36,6 +37,7 @@ import plotly.graph_objects as go
 from agent import events as ev
 from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
+from backend import hf_oauth
 from backend.auth import owner_from_request
 from backend.limits import check_question, check_title
 from backend.owned import OwnedService
@@ -1056,6 +1058,8 @@ def build_ui(service: AgentService) -> gr.Blocks:
         # -- sidebar: the history and what can be done with the open conversation ---------------
         with gr.Sidebar(label="Conversations", open=True, width=300, elem_id="sidebar"):
             gr.Markdown("### Conversations")
+            if hf_oauth.enabled(os.environ):  # on a Space with OAuth: your history on any device
+                gr.LoginButton(elem_id="hf-login")
             new_btn = gr.Button("+ New conversation", variant="secondary", size="sm")
             search = gr.Textbox(
                 label="Search conversations",

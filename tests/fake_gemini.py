@@ -136,6 +136,56 @@ def error(status: int, message: str, *, details: list[dict[str, Any]] | None = N
     return Reply(status=status, error={"error": body})
 
 
+# The two 429s the Gemini API sends (both RESOURCE_EXHAUSTED; the QuotaFailure's quotaId tells
+# them apart). Shapes as quoted from the real API in
+# https://github.com/diegosouzapw/OmniRoute/issues/9504 (2026-08-01) and
+# https://dev.to/nils44344/gemini-api-429-resourceexhausted-why-your-limit-is-0-68o (2026-10-07);
+# the help link is https://ai.google.dev/gemini-api/docs/rate-limits. Checked 2026-12-01.
+def _quota_429(model: str, per: str, limit: int, retry_s: int) -> Reply:
+    metric = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
+    return error(
+        429,
+        "You exceeded your current quota, please check your plan and billing details. For "
+        "more information on this error, head to: https://ai.google.dev/gemini-api/docs/"
+        "rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n"
+        f"* Quota exceeded for metric: {metric}, limit: {limit}, model: {model}\n"
+        f"Please retry in {retry_s}.5s.",
+        details=[
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [
+                    {
+                        "quotaMetric": metric,
+                        "quotaId": f"GenerateRequestsPer{per}PerProjectPerModel-FreeTier",
+                        "quotaDimensions": {"location": "global", "model": model},
+                        "quotaValue": str(limit),
+                    }
+                ],
+            },
+            {
+                "@type": "type.googleapis.com/google.rpc.Help",
+                "links": [
+                    {
+                        "description": "Learn more about Gemini API quotas",
+                        "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+                    }
+                ],
+            },
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_s}s"},
+        ],
+    )
+
+
+def rate_limited(model: str, retry_s: int = 1) -> Reply:
+    """A per-minute request limit: clears within a minute, worth retrying."""
+    return _quota_429(model, "Minute", 5, retry_s)
+
+
+def quota_spent(model: str, limit: int = 20) -> Reply:
+    """The per-day quota used up (``limit=0``: the key's tier has none for the model)."""
+    return _quota_429(model, "Day", limit, 37000)
+
+
 def invalid_key(key: str) -> Reply:
     """What Google answers for a wrong key (400, reason API_KEY_INVALID)."""
     return error(

@@ -669,3 +669,62 @@ async def test_shared_checks_run_once_per_ttl_for_every_visitor(monkeypatch) -> 
     await expired.get(None)  # type: ignore[arg-type]
     await expired.get(None)  # type: ignore[arg-type]
     assert len(rounds) == 3
+
+
+# -- retry classification and the total deadline ---------------------------------------------
+
+
+async def test_gemini_rate_limit_is_retried_and_a_spent_quota_is_not(gemini):
+    """A spent quota and a per-minute rate limit are both 429 RESOURCE_EXHAUSTED: both were
+    retried. Only the QuotaFailure's per-minute quota is worth waiting for."""
+    from agent.planners.base import PlannerError
+    from agent.planners.gemini import GeminiPlanner
+    from tests import fake_gemini as fg
+
+    server, url = gemini
+    config = gemini_entry(url, max_retries=3, retry_base_delay_s=0.1, retry_max_delay_s=0.1)
+    server.queue(fg.rate_limited("gemini-3.8-flash"), fg.turn(fg.text("<answer>Dog</answer>")))
+    chunks = [c async for c in GeminiPlanner(config).stream_turn([ChatMessage("user", "hi")], [])]
+    assert isinstance(chunks[-1], TurnEnd) and len(server.generate_requests) == 2
+
+    for limit in (20, 0):  # the day's quota used up; a tier with no quota for the model
+        before = len(server.generate_requests)
+        server.queue(*[fg.quota_spent("gemini-3.8-flash", limit=limit)] * 4)
+        with pytest.raises(PlannerError) as failed:
+            [c async for c in GeminiPlanner(config).stream_turn([ChatMessage("user", "hi")], [])]
+        assert len(server.generate_requests) == before + 1  # not retried
+        assert failed.value.kind == "quota"
+        message = str(failed.value)
+        assert "'gemini'" in message and "quota" in message and "GEMINI_API_KEY" in message
+        assert message.count(". ") == 0 and "\n" not in message  # one sentence
+
+
+async def test_gemini_retries_stop_at_the_total_deadline(gemini):
+    from agent.planners.base import PlannerError
+    from agent.planners.gemini import GeminiPlanner
+    from tests import fake_gemini as fg
+
+    server, url = gemini
+    config = gemini_entry(
+        url, max_retries=5, retry_base_delay_s=1, retry_max_delay_s=1, retry_deadline_s=1.5
+    )
+    server.queue(*[fg.rate_limited("gemini-3.8-flash")] * 6)
+    with pytest.raises(PlannerError) as failed:
+        [c async for c in GeminiPlanner(config).stream_turn([ChatMessage("user", "hi")], [])]
+    assert len(server.generate_requests) == 2  # the third try would start after 2 s > 1.5 s
+    assert "'gemini'" in str(failed.value) and "retry deadline of 1.5 s" in str(failed.value)
+
+
+async def test_openai_retries_stop_at_the_total_deadline(strict):
+    """Retries were bounded only by attempts x waits, never by a total time."""
+    from agent.planners.base import PlannerError
+
+    server, url = strict
+    server.chat.extend([Reply(status=503, error="overloaded")] * 6)
+    config = entry(url, max_retries=5, retry_base_delay_s=1, retry_max_delay_s=1,
+                   retry_deadline_s=1.5)  # fmt: skip
+    with pytest.raises(PlannerError) as failed:
+        [c async for c in OpenAICompatPlanner(config).stream_turn([ChatMessage("user", "hi")], [])]
+    assert len(server.chat_bodies()) == 2
+    assert "'p'" in str(failed.value) and "retry deadline of 1.5 s" in str(failed.value)
+    assert ModelConfig.from_entry({"name": "d", "provider": "openai"}).retry.deadline_s == 90
