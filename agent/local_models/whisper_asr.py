@@ -13,7 +13,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,6 +60,17 @@ class Transcript:
     language_probability: float
     segments: list[Segment]
     model_name: str
+
+
+def _transcript(segments: list[Segment], info: Any, default_language: str, name: str) -> Transcript:
+    """The segments with their joined text and the language faster-whisper reported."""
+    return Transcript(
+        text=" ".join(s.text for s in segments if s.text).strip(),
+        language=str(info.language or default_language),
+        language_probability=float(info.language_probability or 0.0),
+        segments=segments,
+        model_name=name,
+    )
 
 
 def model_dir() -> tuple[Path, str]:
@@ -191,14 +202,7 @@ def transcribe(
         )
         for s in segments_iter
     ]
-    text = " ".join(s.text for s in segments if s.text).strip()
-    return Transcript(
-        text=text,
-        language=str(info.language or default_language),
-        language_probability=float(info.language_probability or 0.0),
-        segments=segments,
-        model_name=name,
-    )
+    return _transcript(segments, info, default_language, name)
 
 
 @functools.lru_cache(maxsize=1)
@@ -267,14 +271,7 @@ def transcribe_spans(
                 no_speech_prob=float(s.no_speech_prob),
             )
         )
-    text = " ".join(s.text for s in segments if s.text).strip()
-    return Transcript(
-        text=text,
-        language=str(info.language or default_language),
-        language_probability=float(info.language_probability or 0.0),
-        segments=segments,
-        model_name=name,
-    )
+    return _transcript(segments, info, default_language, name)
 
 
 MAX_OPTION_TOKENS = 24

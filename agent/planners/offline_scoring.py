@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from agent.answer import Similarity, tokens
-from agent.planners.question_types import NUMBER_WORDS, number_value
+from agent.planners.question_types import NUMBER_NAMES, number_value
 
-NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}
 # The tonic is a capital letter (so the article "a" is no key); the mode words any case.
 KEY_NAME = re.compile(
     r"\b([A-G])\s*(#|♯|b|♭|[Ss]harp|[Ff]lat)?\s*((?i:major|minor|maj|min))?(?![\w#])"

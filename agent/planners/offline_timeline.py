@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from agent.answer import Similarity, tokens
-from agent.planners.question_types import NUMBER_WORDS, number_value
+from agent.planners.question_types import NUMBER_NAMES, NUMBER_WORDS, number_value
 
 ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
 COUNT_RE = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|\bhow often\b")
@@ -263,8 +263,7 @@ def _is_number_word(word: str) -> bool:
 
 
 def _count_word(n: int) -> str:
-    names = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}
-    return names.get(n, str(n)) if n else "no"
+    return NUMBER_NAMES.get(n, str(n)) if n else "no"
 
 
 # -- order ------------------------------------------------------------------------------------
@@ -415,5 +414,5 @@ def order_speech(
 
 def _canonical(word: str) -> str:
     if word.isdigit() and int(word) <= 20:
-        return {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}[int(word)]
+        return NUMBER_NAMES[int(word)]
     return "zero" if word == "oh" else word

@@ -22,6 +22,7 @@ NUMBER_WORDS = {
     "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
     "eighteen": 18, "nineteen": 19, "twenty": 20,
 }  # fmt: skip
+NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}  # 3 -> "three"
 
 KEYWORDS: dict[str, tuple[str, ...]] = {
     "speech_content": (
