@@ -62,14 +62,37 @@ class Transcript:
     model_name: str
 
 
-def _transcript(segments: list[Segment], info: Any, default_language: str, name: str) -> Transcript:
-    """The segments with their joined text and the language faster-whisper reported."""
+def build_transcript(
+    segments: list[Segment], language: str, language_probability: float, name: str
+) -> Transcript:
+    """The segments with their joined text."""
     return Transcript(
         text=" ".join(s.text for s in segments if s.text).strip(),
-        language=str(info.language or default_language),
-        language_probability=float(info.language_probability or 0.0),
+        language=language,
+        language_probability=language_probability,
         segments=segments,
         model_name=name,
+    )
+
+
+def _transcript(segments: list[Segment], info: Any, default_language: str, name: str) -> Transcript:
+    """The segments with the language faster-whisper reported."""
+    language = str(info.language or default_language)
+    return build_transcript(segments, language, float(info.language_probability or 0.0), name)
+
+
+def segment_of(s: Any) -> Segment:
+    """Our frozen copy of one faster-whisper segment (with its words, if any)."""
+    return Segment(
+        start=float(s.start),
+        end=float(s.end),
+        text=s.text.strip(),
+        avg_logprob=float(s.avg_logprob),
+        no_speech_prob=float(s.no_speech_prob),
+        words=[
+            Word(float(w.start), float(w.end), w.word.strip(), float(w.probability))
+            for w in (s.words or [])
+        ],
     )
 
 
@@ -188,20 +211,7 @@ def transcribe(
             initial_prompt=initial_prompt,
             max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
         )
-    segments = [
-        Segment(
-            start=float(s.start),
-            end=float(s.end),
-            text=s.text.strip(),
-            avg_logprob=float(s.avg_logprob),
-            no_speech_prob=float(s.no_speech_prob),
-            words=[
-                Word(float(w.start), float(w.end), w.word.strip(), float(w.probability))
-                for w in (s.words or [])
-            ],
-        )
-        for s in segments_iter
-    ]
+    segments = [segment_of(s) for s in segments_iter]
     return _transcript(segments, info, default_language, name)
 
 
@@ -226,12 +236,14 @@ def transcribe_spans(
     initial_prompt: str | None = None,
     beam_size: int = 5,
     batch_size: int = 8,
+    longest_s: float | None = None,
 ) -> Transcript:
     """Transcribe only the given (speech) spans, each on its own, in batches.
 
     Each span becomes one segment with its own text, so a sequence of short utterances
     (digits, commands) keeps one entry per utterance with its time. Spans longer than
-    30 s are split. Non-speech stretches between spans are never decoded.
+    30 s are split. Non-speech stretches between spans are never decoded. ``longest_s``
+    sizes the token cap when these spans are a part of a longer list (parallel groups).
     """
     model, name = get_model()
     audio = np.asarray(samples, dtype=np.float32).reshape(-1)
@@ -247,6 +259,8 @@ def transcribe_spans(
     if not clips:
         return Transcript("", default_language, 0.0, [], name)
     longest = max(c["end"] - c["start"] for c in clips)
+    if longest_s is not None:
+        longest = max(longest, min(longest_s, 29.5))
     segments_iter, info = batched_pipeline().transcribe(
         audio,
         language=None if model.model.is_multilingual else "en",

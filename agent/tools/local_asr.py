@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
@@ -51,13 +53,26 @@ class TranscribeTool:
         self.model = f"faster-whisper:{Path(custom).name}" if custom else "faster-whisper:tiny.en"
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
-        from agent.local_models import whisper_asr
+        from agent.local_models import parallel_stt, whisper_asr
 
         words = bool(arguments.get("word_timestamps", False))
         per_span = bool(arguments.get("per_span", False))
         prompt = str(arguments.get("prompt") or "").strip() or None
+        long = len(ctx.samples) / ctx.sample_rate > parallel_stt.PARALLEL_ABOVE_S
         if per_span:
-            transcript = await run_model(_per_span, ctx.samples, prompt)
+            spans = await run_model(_speech_spans, ctx.samples)
+            if long:  # the spans in groups, one model job each, at once
+                transcript = await parallel_stt.transcribe_spans(
+                    ctx.samples, spans, initial_prompt=prompt
+                )
+            else:
+                transcript = await run_model(
+                    whisper_asr.transcribe_spans, ctx.samples, spans, initial_prompt=prompt
+                )
+        elif long:  # the batched speech chunks in groups, one model job each, at once
+            transcript = await parallel_stt.transcribe(
+                ctx.samples, word_timestamps=words, initial_prompt=prompt
+            )
         else:
             transcript = await run_model(
                 whisper_asr.transcribe, ctx.samples, word_timestamps=words, initial_prompt=prompt
@@ -112,8 +127,8 @@ class TranscribeTool:
         )
 
 
-def _per_span(samples, prompt: str | None):
-    from agent.local_models import vad, whisper_asr
+def _speech_spans(samples: np.ndarray) -> list[tuple[float, float]]:
+    """The utterances ``per_span`` transcribes one by one (a little padding around each)."""
+    from agent.local_models import vad
 
-    spans = vad.speech_spans(samples, speech_pad_ms=100)
-    return whisper_asr.transcribe_spans(samples, spans, initial_prompt=prompt)
+    return vad.speech_spans(samples, speech_pad_ms=100)
