@@ -39,7 +39,8 @@ def _compose(names: list[str], gap: float = 0.8) -> np.ndarray:
 
 
 def test_two_different_speakers_are_two_clusters_with_their_pitch():
-    spans, found = speakers.from_audio(_compose(JACKSON[:2] + GEORGE))
+    result = speakers.from_audio(_compose(JACKSON[:2] + GEORGE))
+    spans, found = result.spans, result.speakers
     assert len(spans) == 4
     assert len(found) == 2
     first, second = found
@@ -49,7 +50,8 @@ def test_two_different_speakers_are_two_clusters_with_their_pitch():
 
 
 def test_one_speaker_saying_three_digits_is_one_speaker():
-    spans, found = speakers.from_audio(_compose(JACKSON))
+    result = speakers.from_audio(_compose(JACKSON))
+    spans, found = result.spans, result.speakers
     assert len(spans) == 3
     assert len(found) == 1 and len(found[0].spans) == 3
 
@@ -57,7 +59,35 @@ def test_one_speaker_saying_three_digits_is_one_speaker():
 def test_segments_too_short_to_compare_are_left_out():
     clip = _compose(JACKSON[:1])
     assert speakers.segment_features(clip, 0.0, 0.1) is None
-    assert speakers.cluster([]) == []
+    assert speakers.cluster([]) == ([], float("inf"))
+
+
+def test_a_quick_change_of_turn_inside_one_span_is_cut_at_the_pause():
+    # 0.15 s between the turns: voice activity joins them, the pause cut separates them
+    clip = _compose(JACKSON[:2] + GEORGE, gap=0.15)
+    spans = speakers.speech_spans(clip)
+    pieces = [p for a, b in spans for p in speakers.split_at_pauses(clip, a, b)]
+    assert len(spans) < 4 <= len(pieces)
+    found = speakers.from_audio(clip).speakers
+    assert len(found) == 2
+    assert found[0].f0_hz < 135 < found[1].f0_hz
+
+
+def test_long_spans_are_cut_into_windows():
+    assert speakers.windows(0.0, 2.0) == [(0.0, 2.0)]
+    cut = speakers.windows(1.0, 7.0)
+    assert len(cut) == 4 and cut[0][0] == 1.0 and cut[-1][1] == 7.0
+
+
+def test_an_unsure_count_is_a_guess():
+    data = {
+        "speech_spans": [[0.5, 1.0], [1.5, 2.0]],
+        "speakers": [{"speaker": 1, "f0_hz": 120.0, "spans": [[0.5, 1.0], [1.5, 2.0]]}],
+        "unsure": True,
+    }
+    finding = count_speakers(data, ["1", "2"])
+    assert not finding.decided and "best guess" in finding.reason
+    assert finding.scores[0] > finding.scores[1]
 
 
 async def test_counts_two_speakers_with_choices_via_the_planner(registry, tmp_path):

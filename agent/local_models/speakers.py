@@ -1,10 +1,14 @@
 """How many people speak, and in which register: voice features per speech segment, clustered.
 
-Each voice-activity span gets a median F0 (pYIN) and the mean and spread of its MFCCs (mel
-bands up to 4 kHz, so telephone-band and full-band audio compare alike). Segments are grouped
-by average-linkage agglomerative clustering with a distance threshold; each cluster is one
-speaker. A rule-based guess, not a diarisation model: it hears two speakers when two voices
-differ clearly in timbre or pitch, and may merge two similar voices.
+Speech is found by Silero VAD (a low threshold, short pauses split: a quick change of turn
+still makes two segments); spans longer than ``LONG_SPAN_S`` are also cut into windows of
+about ``WINDOW_S``, so a change of voice inside one span can show. Each segment gets its voice
+features (``voice_features``: pitch median and spread, MFCC and delta statistics, spectral
+tilt). Two segments' differences are weighed into the probability that they are different
+voices (a logistic model fitted on composed dev items, ``bench.speakers_tune``), and segments
+are grouped by average-linkage clustering on it, cut at ``THRESHOLD``; each cluster is one
+speaker. When a merge sits close to the cut, the count is reported as unsure. A rule-based
+estimate, not a diarisation model: two similar voices may merge.
 """
 
 from __future__ import annotations
@@ -13,32 +17,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SAMPLE_RATE = 16_000
-MIN_SEGMENT_S = 0.15  # shorter segments carry too little voice to compare
-# Tuned on compositions of the FSDD test-split digits (six male speakers, see
-# bench/devsets.py "speakers"): timbre distance (RMS of z-scored MFCC means) plus
-# PITCH_WEIGHT x |log2 F0 ratio| (capped at PITCH_CAP octaves); clusters split above THRESHOLD.
-THRESHOLD = 2.0
-PITCH_WEIGHT = 4.0
-PITCH_CAP = 0.6
-N_MFCC = 13
+from agent.local_models.voice_features import Segment, pair_features, segment_features
+
 VAD_THRESHOLD = 0.2  # Silero at 0.5 misses some short, band-limited words (FSDD digits)
-# Spread of MFCC means 1..12 between single words of different speakers (FSDD, 50 clips).
-MFCC_SPREAD = np.array([23.7, 18.6, 15.6, 9.9, 11.7, 7.5, 9.9, 6.6, 4.6, 6.9, 4.6, 3.7])
-
-
-@dataclass
-class Segment:
-    start: float
-    end: float
-    f0_hz: float | None
-    mfcc: np.ndarray  # mean of MFCC coefficients 1..12 over the louder frames
+MIN_SILENCE_MS = 100  # a pause this long ends a span (turns can follow quickly)
+SAMPLE_RATE = 16_000
+PAUSE_S = 0.08  # a quieter stretch this long inside a span is a pause ...
+PAUSE_DB = -35.0  # ... quieter than this against the span's loudest frame
+LONG_SPAN_S = 3.0  # longer spans are cut into windows ...
+WINDOW_S = 1.5  # ... of about this length
+# P(different voices) = sigmoid(WEIGHTS . pair_features + BIAS), pair features in the order of
+# voice_features.PAIR_NAMES; fitted with `python -m bench.speakers_tune --fit` on seed-0 items.
+WEIGHTS = np.array([2.24, 1.69, 1.17, -0.12, -0.32, 0.38, 0.26, 1.49])
+BIAS = -3.23
+THRESHOLD = 0.65  # clusters are not merged above this average probability of different voices
+UNSURE = 0.05  # a merge this close to the threshold makes the count unsure
 
 
 @dataclass
 class Speaker:
     index: int  # 1-based, in order of first appearance
-    f0_hz: float | None  # median over the speaker's voiced frames
+    f0_hz: float | None  # median over the speaker's segments
     spans: list[tuple[float, float]]
 
     @property
@@ -46,71 +45,133 @@ class Speaker:
         return sum(b - a for a, b in self.spans)
 
 
-def segment_features(samples: np.ndarray, start: float, end: float) -> Segment | None:
-    import librosa
-
-    audio = np.asarray(samples, np.float32)[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
-    if audio.size < MIN_SEGMENT_S * SAMPLE_RATE:
-        return None
-    peak = float(np.max(np.abs(audio)))
-    if peak <= 0:
-        return None
-    audio = audio / peak
-    mel = librosa.feature.melspectrogram(
-        y=audio, sr=SAMPLE_RATE, n_fft=512, hop_length=160, n_mels=40, fmax=4000
-    )
-    log_mel = librosa.power_to_db(mel)
-    energy = log_mel.mean(axis=0)
-    loud = energy >= np.percentile(energy, 50)  # the louder half of the frames: the voice
-    mfcc = librosa.feature.mfcc(S=log_mel, n_mfcc=N_MFCC)[:, loud]
-    f0, voiced, _ = librosa.pyin(
-        audio, fmin=70.0, fmax=300.0, sr=SAMPLE_RATE, frame_length=1024, hop_length=256
-    )
-    voiced_f0 = f0[voiced & np.isfinite(f0)]
-    median = float(np.median(voiced_f0)) if voiced_f0.size >= 3 else None
-    return Segment(start, end, median, mfcc.mean(axis=1)[1:])
+@dataclass
+class Found:
+    spans: list[tuple[float, float]]  # voice activity
+    speakers: list[Speaker]
+    unsure: bool  # the count sits close to the line between fewer and more voices
 
 
-def distance(a: Segment, b: Segment) -> float:
-    timbre = float(np.sqrt(np.mean(((a.mfcc - b.mfcc) / MFCC_SPREAD) ** 2)))
-    pitch = 0.0
-    if a.f0_hz and b.f0_hz:
-        pitch = min(abs(float(np.log2(a.f0_hz / b.f0_hz))), PITCH_CAP) * PITCH_WEIGHT
-    return timbre + pitch
+def difference(a: Segment, b: Segment) -> float:
+    """The probability that two segments are different voices."""
+    z = float(WEIGHTS @ pair_features(a, b) + BIAS)
+    return 1.0 / (1.0 + np.exp(-z))
 
 
-def cluster(segments: list[Segment], threshold: float = THRESHOLD) -> list[int]:
-    """A cluster label per segment (0-based, numbered by first appearance)."""
+def cluster(segments: list[Segment], threshold: float = THRESHOLD) -> tuple[list[int], float]:
+    """A cluster label per segment (0-based, numbered by first appearance), and the smallest
+    distance between a merge height and the threshold (inf with fewer than two segments)."""
     if len(segments) < 2:
-        return [0] * len(segments)
+        return [0] * len(segments), float("inf")
     from scipy.cluster.hierarchy import fcluster, linkage
 
     n = len(segments)
-    condensed = [distance(segments[i], segments[j]) for i in range(n) for j in range(i + 1, n)]
+    condensed = [difference(segments[i], segments[j]) for i in range(n) for j in range(i + 1, n)]
     tree = linkage(np.asarray(condensed), method="average")
     raw = fcluster(tree, t=threshold, criterion="distance")
     order: dict[int, int] = {}
-    return [order.setdefault(int(label), len(order)) for label in raw]
+    margin = float(np.min(np.abs(tree[:, 2] - threshold)))
+    return [order.setdefault(int(label), len(order)) for label in raw], margin
 
 
-def speakers(samples: np.ndarray, spans: list[tuple[float, float]]) -> list[Speaker]:
-    """The speakers heard in the given speech spans, in order of first appearance."""
-    segments = [s for a, b in spans if (s := segment_features(samples, a, b)) is not None]
-    labels = cluster(segments)
+def windows(start: float, end: float) -> list[tuple[float, float]]:
+    """A long span as windows of about ``WINDOW_S``; a short one as it is."""
+    if end - start <= LONG_SPAN_S:
+        return [(start, end)]
+    count = max(2, round((end - start) / WINDOW_S))
+    edges = np.linspace(start, end, count + 1)
+    return [(float(a), float(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def split_at_pauses(samples: np.ndarray, start: float, end: float) -> list[tuple[float, float]]:
+    """A span cut at its pauses: ``PAUSE_S`` or more of frames ``PAUSE_DB`` below its loudest
+    (voice activity bridges short pauses, and a quick change of turn hides in one)."""
+    hop = SAMPLE_RATE // 100
+    audio = np.asarray(samples, np.float32)[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
+    frames = audio.size // hop
+    if frames < 3:
+        return [(start, end)]
+    rms = np.sqrt(np.mean(audio[: frames * hop].reshape(frames, hop) ** 2, axis=1) + 1e-12)
+    db = 20 * np.log10(rms / rms.max())
+    quiet = db < PAUSE_DB
+    pieces, begun, run = [], None, 0
+    for i, q in enumerate(quiet):
+        if not q:
+            if begun is None:
+                begun = i
+            elif run >= PAUSE_S * 100:  # a pause inside: close the piece before it
+                pieces.append((begun, i - run))
+                begun = i
+            run = 0
+        else:
+            run += 1
+    if begun is not None:
+        pieces.append((begun, frames - run))
+    return [(start + a / 100, start + b / 100) for a, b in pieces if b > a] or [(start, end)]
+
+
+def segments_of(samples: np.ndarray, spans: list[tuple[float, float]]) -> list[Segment]:
+    return [
+        s
+        for a, b in spans
+        for pa, pb in split_at_pauses(samples, a, b)
+        for wa, wb in windows(pa, pb)
+        if (s := segment_features(samples, wa, wb)) is not None
+    ]
+
+
+def group(segments: list[Segment], threshold: float = THRESHOLD) -> tuple[list[Speaker], bool]:
+    """The speakers among these segments, in order of first appearance; and whether unsure.
+
+    Segments without a voiced frame (pYIN found no pitch) carry no voice to compare: the
+    voiced ones are clustered, and each unvoiced one joins the voice nearest to it.
+    """
+    voiced = [s for s in segments if s.f0_hz] or segments
+    labels, margin = cluster(voiced, threshold)
+    label_of = {id(s): k for s, k in zip(voiced, labels, strict=True)}
+    for s in segments:
+        if id(s) not in label_of:
+            label_of[id(s)] = min(
+                set(labels),
+                key=lambda k: np.mean(
+                    [difference(s, v) for v, j in zip(voiced, labels, strict=True) if j == k]
+                ),
+            )
+    order: dict[int, int] = {}  # renumbered by first appearance in time
     found: list[Speaker] = []
-    for label in sorted(set(labels)):
-        members = [s for s, k in zip(segments, labels, strict=True) if k == label]
-        f0s = [s.f0_hz for s in members if s.f0_hz]
-        f0 = float(np.median(f0s)) if f0s else None
-        found.append(Speaker(label + 1, f0, [(s.start, s.end) for s in members]))
-    return found
+    for s in sorted(segments, key=lambda s: s.start):
+        k = order.setdefault(label_of[id(s)], len(order))
+        if k == len(found):
+            found.append(Speaker(k + 1, None, []))
+        found[k].spans.append((s.start, s.end))
+    for speaker, label in zip(found, order, strict=True):
+        f0s = [s.f0_hz for s in segments if label_of[id(s)] == label and s.f0_hz]
+        speaker.f0_hz = float(np.median(f0s)) if f0s else None
+        speaker.spans = _joined(speaker.spans)
+    return found, margin < UNSURE
 
 
-def from_audio(samples: np.ndarray) -> tuple[list[tuple[float, float]], list[Speaker]]:
-    """Voice-activity spans (Silero) and the speakers found in them."""
+def _joined(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Windows of one span that went to the same speaker, joined again."""
+    out: list[tuple[float, float]] = []
+    for a, b in spans:
+        if out and abs(out[-1][1] - a) < 1e-6:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def speech_spans(samples: np.ndarray) -> list[tuple[float, float]]:
     from agent.local_models import vad
 
     # A lower threshold than the default: a missed span loses a speaker, while a false one
     # without voice is dropped (too short) or joins the nearest voice.
-    spans = vad.speech_spans(samples, threshold=VAD_THRESHOLD)
-    return spans, speakers(samples, spans)
+    return vad.speech_spans(samples, threshold=VAD_THRESHOLD, min_silence_ms=MIN_SILENCE_MS)
+
+
+def from_audio(samples: np.ndarray) -> Found:
+    """Voice-activity spans (Silero) and the speakers found in them."""
+    spans = speech_spans(samples)
+    found, unsure = group(segments_of(samples, spans))
+    return Found(spans, found, unsure)

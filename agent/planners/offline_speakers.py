@@ -76,10 +76,20 @@ def _thin(data: dict[str, Any]) -> str:
     return ""
 
 
+def _unsure(data: dict[str, Any]) -> str:
+    """Why the count of voices is a guess even with enough speech, else ""."""
+    if data.get("unsure"):
+        return (
+            "the voices sit close to the line between fewer and more speakers "
+            f"({_listing(data['speakers'])}), so the count is a best guess"
+        )
+    return ""
+
+
 def count_speakers(data: dict[str, Any], choices: Sequence[str]) -> Finding:
     found = data["speakers"]
     count = len(found)
-    thin = _thin(data)
+    thin = _thin(data) or _unsure(data)
     reason = thin or f"{count} voice(s) told apart by pitch and timbre: {_listing(found)}"
     noun = "speaker" if count == 1 else "speakers"
     answer = f"{_count_word(count).capitalize()} {noun}"
@@ -103,7 +113,7 @@ def _yes_no(choice: str) -> bool | None:
 def same_speaker(question: str, data: dict[str, Any], choices: Sequence[str]) -> Finding:
     found = data["speakers"]
     same = len(found) <= 1
-    thin = _thin(data)
+    thin = _thin(data) or _unsure(data)
     asks_different = not re.search(r"\bsame\b", question.lower())
     scores = []
     for choice in choices:

@@ -13,12 +13,14 @@ class SpeakersTool:
     name = "speakers"
     label = "Speakers (voice features per speech span, clustered)"
     description = (
-        "Count the different speakers: each speech span (Silero VAD) gets its pitch and "
-        "timbre (MFCC), and spans with similar voices are grouped. Gives each speaker's "
-        "pitch, register and times. A rule-based estimate: two similar voices may merge."
+        "Count the different speakers: each speech segment (Silero VAD, cut at pauses) gets "
+        "its voice features (pitch, MFCC statistics, spectral tilt, voice quality), and "
+        "segments with similar voices are grouped. Gives each speaker's pitch, register and "
+        "times, and says when the count is unsure. A rule-based estimate: two similar voices "
+        "may merge."
     )
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
-    model = "silero-vad + librosa (pYIN, MFCC) + agglomerative clustering"
+    model = "silero-vad + librosa voice features + agglomerative clustering"
     local = True
     requires = ("faster_whisper", "librosa", "scipy")  # importable packages it needs
 
@@ -26,7 +28,8 @@ class SpeakersTool:
         from agent.local_models import speakers
         from agent.local_models.signal import register_from_f0
 
-        spans, found = await run_model(speakers.from_audio, ctx.samples)
+        result = await run_model(speakers.from_audio, ctx.samples)
+        spans, found = result.spans, result.speakers
         rows = []
         for s in found:
             rows.append(
@@ -48,10 +51,13 @@ class SpeakersTool:
                 for r in rows
             ]
             output = f"{len(found)} speaker(s) in {len(spans)} speech span(s): " + "; ".join(parts)
+            if result.unsure:
+                output += " (unsure: the voices sit close to the line between fewer and more)"
         return ToolResult(
             output=output,
             data={
                 "count": len(found),
+                "unsure": result.unsure,
                 "speech_spans": [[round(a, 2), round(b, 2)] for a, b in spans],
                 "speakers": rows,
             },
