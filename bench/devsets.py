@@ -14,8 +14,14 @@ items whose audio cannot decide the answer. The categories:
 - ``count``: a sound repeated 2-5 times with gaps, or a sequence of 2-5 spoken digits;
 - ``order``: 2-3 different sounds one after another (which is first / last / after X), or
   3-4 spoken digits (which is first / second / third / last);
-- ``speakers``: 2-4 spoken digits by one FSDD speaker, or by two different speakers taking
-  turns (how many speakers / people are talking);
+- ``speakers``: 2-4 turns by one speaker, or by two different speakers taking turns (how
+  many speakers / people are talking); the voices: the six FSDD digit speakers (men) and
+  phrases of the three LibriSpeech readers in ../shared/data/librosa (two men, one woman),
+  band-limited to the FSDD's 8 kHz; a quarter of the two-speaker items turn quickly
+  (pauses under 0.3 s);
+- ``spoken_words``: 3-6 digits said quickly (pauses of 0.12-0.35 s, so voice activity joins
+  several into one span): how many times one digit is said, which is said at a given time,
+  which comes right after another (the word timestamps' questions);
 - ``guess``: digital silence, faint noise, 0.1 s clips; the right behaviour is a guess
   (``expect_guess``), so the runner scores how many were answered as guesses.
 
@@ -30,7 +36,7 @@ import csv
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +89,20 @@ ORDER_SOUND_Q = {
     "last": ["Which sound is heard last?", "What sound ends the recording?"],
     "after": ["Which sound comes right after the {s}?", "What is heard immediately after the {s}?"],
 }
+COUNT_WORD_Q = [
+    "How many times is the number {w} said?",
+    "How often is '{w}' spoken?",
+    "Count how many times the word '{w}' is said.",
+]
+AT_TIME_Q = [
+    "Which number is spoken at about {t} seconds?",
+    "What is said at {t} s?",
+    "Which digit is heard at around {t} seconds?",
+]
+AFTER_WORD_Q = [
+    "Which number comes right after {w}?",
+    "What is said immediately after '{w}'?",
+]
 ORDER_DIGIT_Q = [
     "Which digit is spoken {o}?",
     "What is the {o} number said?",
@@ -90,10 +110,19 @@ ORDER_DIGIT_Q = [
 ]
 
 
+# LibriSpeech readings in ../shared/data/librosa (reader, sex from the attribution files)
+READINGS = {
+    "3436-172162-0000": "libri_anders_lankford_m",
+    "198-209-0000": "libri_heather_barnett_f",
+    "5703-47212-0000": "libri_garth_comira_m",
+}
+
+
 @dataclass
 class Sources:
     esc: list[tuple[str, np.ndarray]]  # (class name, 16 kHz samples)
     digits: list[tuple[str, str, np.ndarray]]  # (digit word, speaker, samples)
+    phrases: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (reader, samples)
 
 
 def load_sources(data: Path) -> Sources:
@@ -106,7 +135,34 @@ def load_sources(data: Path) -> Sources:
     digits = []
     for row in csv.DictReader((data / "fsdd" / "labels.csv").open()):
         digits.append((row["word"], row["speaker"], load_samples(data / "fsdd" / row["file"])))
-    return Sources(esc, digits)
+    phrases = []
+    for name, reader in READINGS.items():
+        path = data / "librosa" / f"{name}.ogg"
+        if path.is_file():
+            phrases += [(reader, p) for p in reading_phrases(load_samples(path))]
+    return Sources(esc, digits, phrases)
+
+
+def telephone_band(samples: np.ndarray) -> np.ndarray:
+    """Through 8 kHz and back, so a reading has the bandwidth of the FSDD digits (8 kHz
+    recordings) and the channel alone does not tell the voices apart."""
+    from scipy.signal import resample_poly
+
+    return resample_poly(resample_poly(samples, 1, 2), 2, 1).astype(np.float32)[: samples.size]
+
+
+def reading_phrases(samples: np.ndarray, longest: float = 2.0) -> list[np.ndarray]:
+    """The phrases of a reading (cut at its pauses), at most ``longest`` s each, faded out."""
+    from agent.local_models import vad
+
+    out = []
+    for start, end in vad.speech_spans(samples, min_silence_ms=120, speech_pad_ms=30):
+        piece = samples[int(start * SR) : int(min(end, start + longest) * SR)].copy()
+        if piece.size >= 0.6 * SR:
+            fade = min(piece.size, int(0.1 * SR))
+            piece[-fade:] *= np.linspace(1, 0, fade, dtype=np.float32)
+            out.append(telephone_band(piece))
+    return out
 
 
 def loudest(samples: np.ndarray, seconds: float) -> np.ndarray:
@@ -134,11 +190,21 @@ def faint_noise(seconds: float, rng: random.Random, level: float = 0.002) -> np.
 
 
 def concat_with_gaps(parts: list[np.ndarray], rng: random.Random, gap=(0.5, 1.0)) -> np.ndarray:
+    return concat_timed(parts, rng, gap)[0]
+
+
+def concat_timed(
+    parts: list[np.ndarray], rng: random.Random, gap=(0.5, 1.0)
+) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """The parts with pauses between them, and where each part lies (seconds)."""
     pieces = [silence(rng.uniform(0.2, 0.6))]
+    at, times = pieces[0].size, []
     for i, part in enumerate(parts):
         pieces.append(part)
+        times.append((at / SR, (at + part.size) / SR))
         pieces.append(silence(rng.uniform(*gap) if i < len(parts) - 1 else rng.uniform(0.2, 0.6)))
-    return np.concatenate(pieces).astype(np.float32)
+        at += part.size + pieces[-1].size
+    return np.concatenate(pieces).astype(np.float32), times
 
 
 def choices_with(answer: str, pool: list[str], rng: random.Random, n: int = 4) -> list[str]:
@@ -275,13 +341,24 @@ class Builder:
                 self.add("order", "digit_position", audio, q, choices, answer, "speech",
                          sequence=words)  # fmt: skip
 
-    def speakers(self, n: int) -> None:
+    def voices(self) -> dict[str, list[np.ndarray]]:
+        """Recordings per speaker: six FSDD digit speakers (men) and three LibriSpeech
+        readers (two men, one woman) cut into phrases."""
         by_speaker: dict[str, list[np.ndarray]] = {}
         for _, speaker, samples in self.src.digits:
             by_speaker.setdefault(speaker, []).append(samples)
+        for reader, samples in self.src.phrases:
+            by_speaker.setdefault(reader, []).append(samples)
+        return by_speaker
+
+    def speakers(self, n: int) -> None:
+        by_speaker = self.voices()
         names = sorted(by_speaker)
         for i in range(n):
             two = i % 2 == 1 and len(names) > 1
+            # a quarter of the two-speaker items take turns quickly: pauses under 0.3 s,
+            # so voice activity joins the turns into one span
+            quick = two and i % 4 == 3
             if two:
                 a, b = self.rng.sample(names, 2)
                 turns = [a] * self.rng.randint(1, 2) + [b] * self.rng.randint(1, 2)
@@ -290,14 +367,61 @@ class Builder:
             else:
                 turns = [self.rng.choice(names)] * self.rng.randint(2, 4)
             parts = [normalise(self.rng.choice(by_speaker[who])) for who in turns]
-            audio = concat_with_gaps(parts, self.rng, gap=(0.4, 0.9))
+            gap = (0.12, 0.25) if quick else (0.4, 0.9)
+            audio = concat_with_gaps(parts, self.rng, gap=gap)
             k = len(set(turns))
             words = self.rng.random() < 0.5
             choices = number_choices(k, self.rng, words)
             answer = COUNT_WORDS.get(k, str(k)) if words else str(k)
             q = self.rng.choice(COUNT_SPEAKERS_Q)
-            self.add("speakers", "two" if two else "one", audio, q, choices, answer, "speech",
+            sub = "one" if not two else "two_quick" if quick else "two"
+            self.add("speakers", sub, audio, q, choices, answer, "speech",
                      sequence=turns)  # fmt: skip
+
+    def spoken_words(self, n: int) -> None:
+        """Digits said quickly one after another (pauses of 0.12-0.35 s, so voice activity
+        joins several into one span): how many times one of them is said, which is said at
+        a given time, which comes right after another."""
+        kinds = ["word_count", "at_time", "after_word"]
+        for i in range(n):
+            kind = kinds[i % 3]
+            spoken = [w for w in DIGIT_WORDS if any(d[0] == w for d in self.src.digits)]
+            if kind == "word_count":
+                target = self.rng.choice(spoken)
+                k = self.rng.randint(1, 3)
+                pool = [w for w in spoken if w != target]
+                others = self.rng.sample(pool, min(self.rng.randint(2, 3), len(pool)))
+                words = [target] * k + others
+                self.rng.shuffle(words)
+            else:
+                words = self.rng.sample(spoken, min(self.rng.randint(3, 5), len(spoken)))
+            parts = []
+            for word in words:
+                options = [d for d in self.src.digits if d[0] == word]
+                parts.append(normalise(self.rng.choice(options)[2]))
+            audio, times = concat_timed(parts, self.rng, gap=(0.12, 0.35))
+            if kind == "word_count":
+                q = self.rng.choice(COUNT_WORD_Q).format(w=target)
+                words_out = self.rng.random() < 0.5
+                choices = number_choices(k, self.rng, words_out)
+                answer = COUNT_WORDS.get(k, str(k)) if words_out else str(k)
+            else:
+                if kind == "at_time":
+                    j = self.rng.randrange(len(words))
+                    t = round(sum(times[j]) / 2, 1)
+                    q = self.rng.choice(AT_TIME_Q).format(t=t)
+                else:
+                    j = self.rng.randrange(1, len(words))
+                    q = self.rng.choice(AFTER_WORD_Q).format(w=words[j - 1])
+                answer = words[j]
+                pool = [w for w in words if w != answer]
+                extra = [w for w in DIGIT_WORDS if w not in words]
+                picked = self.rng.sample(pool, min(3, len(pool)))
+                choices = [answer, *picked, *self.rng.sample(extra, 3 - len(picked))]
+                self.rng.shuffle(choices)
+            spans = [[round(a, 2), round(b, 2)] for a, b in times]
+            self.add("spoken_words", kind, audio, q, choices, answer, "speech",
+                     sequence=words, times=spans)  # fmt: skip
 
     def guesses(self, n: int) -> None:
         makers: list[tuple[str, Callable[[], np.ndarray]]] = [
@@ -327,7 +451,8 @@ def build(data: Path, out: Path, per_set: int, seed: int) -> Path:
     builder.count(per_set)
     builder.order(per_set)
     builder.guesses(max(5, per_set // 2))
-    builder.speakers(per_set)  # last: the other sets stay as they were for a seed
+    builder.speakers(per_set)  # after the others: they stay as they were for a seed
+    builder.spoken_words(per_set)
     path = out / "devsets.json"
     path.write_text(json.dumps(builder.items, indent=1))
     return path

@@ -181,7 +181,9 @@ def test_devsets_are_deterministic_and_well_formed(tmp_path):
     second = json.loads(build(data, tmp_path / "b", per_set=4, seed=3).read_text())
     assert first == second
     categories = {item["category"] for item in first}
-    assert categories == {"which_sound", "what_said", "count", "order", "guess", "speakers"}
+    assert categories == {
+        "which_sound", "what_said", "count", "order", "guess", "speakers", "spoken_words"
+    }  # fmt: skip
     for item in first:
         assert item["answer"] in item["choices"]
         assert (tmp_path / "a" / item["audio_id"]).is_file()

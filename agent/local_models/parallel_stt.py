@@ -188,6 +188,7 @@ async def transcribe_spans(
     *,
     workers: int | None = None,
     initial_prompt: str | None = None,
+    word_timestamps: bool = False,
 ) -> Transcript:
     """``whisper_asr.transcribe_spans`` (one segment per speech span) with the spans split
     into contiguous groups of about the same length, one model job per group, at once."""
@@ -203,6 +204,7 @@ async def transcribe_spans(
                 group,
                 initial_prompt=initial_prompt,
                 longest_s=longest,
+                word_timestamps=word_timestamps,
             )
             for group in groups
         )

@@ -237,6 +237,7 @@ def transcribe_spans(
     beam_size: int = 5,
     batch_size: int = 8,
     longest_s: float | None = None,
+    word_timestamps: bool = False,
 ) -> Transcript:
     """Transcribe only the given (speech) spans, each on its own, in batches.
 
@@ -244,6 +245,7 @@ def transcribe_spans(
     (digits, commands) keeps one entry per utterance with its time. Spans longer than
     30 s are split. Non-speech stretches between spans are never decoded. ``longest_s``
     sizes the token cap when these spans are a part of a longer list (parallel groups).
+    ``word_timestamps`` adds each word's time (on the whole recording) to its segment.
     """
     model, name = get_model()
     audio = np.asarray(samples, dtype=np.float32).reshape(-1)
@@ -268,22 +270,27 @@ def transcribe_spans(
         batch_size=batch_size,
         beam_size=beam_size,
         without_timestamps=True,
+        word_timestamps=word_timestamps,
         initial_prompt=initial_prompt,
         max_new_tokens=_max_new_tokens(longest),
     )
     segments = []
     for s in segments_iter:
-        # The batched pipeline reports each clip's segment from the clip's start.
+        # The batched pipeline reports each clip's segment from the clip's start (or, with
+        # word times, from its first word's): the segment takes its clip's span.
         start = float(s.start)
-        clip = min(clips, key=lambda c: abs(c["start"] - start))
+        inside = [c for c in clips if c["start"] - 0.01 <= start <= c["end"]]
+        clip = inside[-1] if inside else min(clips, key=lambda c: abs(c["start"] - start))
+        segment = segment_of(s)
         segments.append(
             Segment(
-                start=float(clip["start"]),
-                end=float(clip["end"]),
-                text=s.text.strip(),
-                avg_logprob=float(s.avg_logprob),
-                no_speech_prob=float(s.no_speech_prob),
-            )
+                clip["start"],
+                clip["end"],
+                segment.text,
+                segment.avg_logprob,
+                segment.no_speech_prob,
+                segment.words,
+            )  # fmt: skip
         )
     return _transcript(segments, info, default_language, name)
 

@@ -9,7 +9,7 @@ score per choice, the finding in one sentence, and the times it rests on.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,10 +59,12 @@ def focus_of(question: str, choices: Sequence[str]) -> Focus | None:
     text = question.lower()
     numeric_choices = bool(choices) and all(_number(c) is not None for c in choices)
     if COUNT_RE.search(text) and (numeric_choices or not choices):
-        if SPEAKER_RE.search(text) and not re.search(r"\b(words?|numbers?|digits?)\b", text):
+        named = named_word(text)
+        speech_words = re.search(r"\b(words?|numbers?|digits?)\b", text) or named
+        if SPEAKER_RE.search(text) and not speech_words:
             return Focus("count", "speakers")
         target = "speech" if SPEECH_RE.search(text) else "sound"
-        numeric = bool(NUMERIC_RE.search(text))
+        numeric = bool(NUMERIC_RE.search(text)) or (named or "") in NUMBER_WORDS
         return Focus("count", target, subject=_subject(text), numeric=numeric)
     from agent.planners.offline_speakers import speaker_focus
 
@@ -132,12 +134,61 @@ def sound_timeline(results: list[tuple[str, dict[str, Any]]]) -> list[dict[str, 
     return None
 
 
-def utterances(results: list[tuple[str, dict[str, Any]]]) -> list[tuple[float, float, str]] | None:
-    """(start, end, text) per speech span from a per-span transcript."""
+Timed = tuple[float, float, str]  # (start, end, word or text)
+Utterance = tuple[float, float, str, list[Timed]]  # a span, its text and its timed words
+
+
+def utterances(results: list[tuple[str, dict[str, Any]]]) -> list[Utterance] | None:
+    """(start, end, text, words) per speech span from a per-span transcript; ``words`` has
+    each word's own time when the transcript was made with word timestamps, else is empty."""
     for tool, data in results:
         if tool == "transcribe" and data.get("per_span"):
-            return [(s["start"], s["end"], s["text"]) for s in data.get("segments", [])]
+            return [
+                (
+                    s["start"],
+                    s["end"],
+                    s["text"],
+                    [(w["start"], w["end"], w["word"]) for w in s.get("words", [])],
+                )
+                for s in data.get("segments", [])
+            ]
     return None
+
+
+SHORT_UTTERANCE_S = 1.2  # a span this short is one spoken item
+MIN_WORD_S = 0.05  # a timed word shorter than this is an echo, not a word (whisper repeats)
+
+
+def spoken_items(
+    spoken: list[Utterance] | None, keep: Callable[[str], bool] = bool
+) -> tuple[list[Timed], bool]:
+    """One (start, end, word) per spoken item, and whether any times are the words' own.
+
+    A short span counts as one item (whisper may glue "two three" into "23", or echo its
+    prompt). A longer one gives one item per word: at the word's own time where word
+    timestamps are there (words of no length left out: echoes), else at the span's time.
+    ``keep`` filters the words (e.g. numbers only).
+    """
+    items: list[Timed] = []
+    timed = False
+    for start, end, text, words in spoken or []:
+        plain = [w for w in tokens(text) if keep(w)]
+        if end - start <= SHORT_UTTERANCE_S:
+            items += [(start, end, plain[0])] if plain else []
+            continue
+        own = [
+            (a, b, w)
+            for a, b, word in words
+            if b - a >= MIN_WORD_S
+            for w in tokens(word)
+            if keep(w)
+        ]
+        if words:
+            items += own
+            timed = True
+        else:
+            items += [(start, end, w) for w in plain]
+    return items, timed
 
 
 def vad_spans(results: list[tuple[str, dict[str, Any]]]) -> list[tuple[float, float]] | None:
@@ -231,31 +282,49 @@ def _sources(events: list[dict[str, Any]]) -> list[list[int]]:
 def count_speech(
     focus: Focus,
     question: str,
-    spoken: list[tuple[float, float, str]] | None,
+    spoken: list[Utterance] | None,
     spans: list[tuple[float, float]] | None,
     choices: Sequence[str],
 ) -> Finding:
-    """Numbers or words: from the per-utterance transcript; isolated short utterances count
-    one each (whisper may glue "two three" into "23")."""
+    """Numbers or words, or one named word: from the per-utterance transcript, with each
+    word's own time where word timestamps are there (see ``spoken_items``)."""
     numeric = bool(NUMERIC_RE.search(question.lower()))
-    items: list[tuple[float, float, str]] = []
-    for start, end, text in spoken or []:
-        words = [w for w in tokens(text) if w]
-        if numeric:
-            words = [w for w in words if _is_number_word(w)]
-        if end - start <= 1.2 and words:
-            items.append((start, end, words[0]))  # one short utterance, one word
-        else:
-            items += [(start, end, w) for w in words]
-    if not spoken and spans:
-        items = [(a, b, "speech") for a, b in spans if b - a <= 1.2]
+    named = named_word(question)
+    if named:
+        wanted = {_canonical(named)}
+        items, timed = spoken_items(spoken, lambda w: _canonical(w) in wanted)
+    else:
+        items, timed = spoken_items(spoken, _is_number_word if numeric else bool)
+    if not spoken and spans and not named:
+        items = [(a, b, "speech") for a, b in spans if b - a <= SHORT_UTTERANCE_S]
     count = len(items)
-    noun = "numbers" if numeric else "words"
-    listed = ", ".join(f"{w} ({a:.1f} s)" for a, b, w in items[:15])
+    noun = f'times "{named}"' if named else "numbers" if numeric else "words"
+    listed = ", ".join(f"{w} ({a:.1f}–{b:.1f} s)" for a, b, w in items[:15])
     reason = f"{count} {noun} spoken" + (f": {listed}" if listed else "")
-    answer = f"{_count_word(count).capitalize()} {noun if count != 1 else noun[:-1]}"
-    answer += f": {', '.join(w for _, _, w in items[:15])}." if items else "."
-    return Finding(count_scores(count, choices), reason, answer, decided=count > 0, times=items)
+    if timed:
+        reason += " (times from word timestamps)"
+    if named:
+        answer = f"{_count_word(count).capitalize()} {'time' if count == 1 else 'times'}"
+        answer += f" ({', '.join(f'at {a:.1f} s' for a, _, _ in items[:8])})." if items else "."
+    else:
+        answer = f"{_count_word(count).capitalize()} {noun if count != 1 else noun[:-1]}"
+        answer += f": {', '.join(w for _, _, w in items[:15])}." if items else "."
+    decided = count > 0 or (named is not None and bool(spoken))
+    return Finding(count_scores(count, choices), reason, answer, decided=decided, times=items)
+
+
+QUOTED_RE = re.compile(r"""["'‘“]([a-z0-9-]+)["'’”]""")
+
+
+def named_word(question: str) -> str | None:
+    """The one word a counting question asks about ("how many times is 'seven' said", "how
+    often does she say the number two"), else None."""
+    text = question.lower()
+    quoted = QUOTED_RE.search(text)
+    if quoted:
+        return quoted.group(1)
+    numbers = [w for w in tokens(text) if w in NUMBER_WORDS and w != "oh"]
+    return numbers[0] if len(numbers) == 1 else None
 
 
 def _is_number_word(word: str) -> bool:
@@ -376,17 +445,12 @@ def _same_source(a: dict[str, Any], b: dict[str, Any], similarity: Similarity | 
 
 def order_speech(
     focus: Focus,
-    spoken: list[tuple[float, float, str]] | None,
+    spoken: list[Utterance] | None,
     choices: Sequence[str],
 ) -> Finding:
-    """The word at a position in the sequence of utterances (first, third, after X ...)."""
-    items: list[tuple[float, float, str]] = []
-    for start, end, text in spoken or []:
-        words = tokens(text)
-        if end - start <= 1.2 and words:
-            items.append((start, end, words[0]))
-        else:
-            items += [(start, end, w) for w in words]
+    """The word at a position in the sequence of utterances (first, third, after X, at 2 s),
+    with each word's own time where word timestamps are there."""
+    items, timed = spoken_items(spoken)
     n = len(items)
     said = [_canonical(w) for _, _, w in items]
 
@@ -398,17 +462,21 @@ def order_speech(
     if focus.relation == "at" and focus.anchor:
         t = float(focus.anchor)
         inside = [i for i, (a, b, _) in enumerate(items) if a - 0.25 <= t <= b + 0.25]
-        index = inside[0] if inside else None
+        # the item whose middle is nearest the time (several words may share a span)
+        index = min(inside, key=lambda i: abs(t - (items[i][0] + items[i][1]) / 2), default=None)
     else:
         index = _target_index(focus, n, anchor_of)
-    listed = ", ".join(f"{w} ({a:.1f} s)" for a, _, w in items[:15])
+    listed = ", ".join(f"{w} ({a:.1f}–{b:.1f} s)" for a, b, w in items[:15])
+    source = " (times from word timestamps)" if timed else ""
     if index is None:
-        return Finding([0.0] * len(choices), f"the words in order: {listed or 'none'}", "", False)
+        reason = f"the words in order{source}: {listed or 'none'}"
+        return Finding([0.0] * len(choices), reason, "", False)
     word = said[index]
     scores = [1.0 if word in {_canonical(w) for w in tokens(c)} else 0.0 for c in choices]
     where = _where(focus, index, n).replace("sound", "word")
-    reason = f"the words in order: {listed}; the {where} is {items[index][2]}"
-    answer = f'The {where} is "{items[index][2]}" (at {items[index][0]:.1f} s).'
+    a, b, text = items[index]
+    reason = f"the words in order{source}: {listed}; the {where} is {text} ({a:.1f}–{b:.1f} s)"
+    answer = f'The {where} is "{text}" (at {a:.1f} s).'
     return Finding(scores, reason, answer, times=items)
 
 

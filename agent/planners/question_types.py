@@ -146,11 +146,13 @@ def tool_arguments(name: str, qtype: QuestionType, choices: Sequence[str]) -> di
     if name == "transcribe" and qtype.focus is not None:
         from agent.planners.offline_timeline import DIGIT_PROMPT
 
+        # each word's own time: a span may hold several words (quick speech)
+        timed: dict[str, object] = {"per_span": True, "word_timestamps": True}
         if qtype.kind == "order" and choices:
-            return {"per_span": True, "prompt": ", ".join(choices)}
+            return {**timed, "prompt": ", ".join(choices)}
         if qtype.focus.numeric:
-            return {"per_span": True, "prompt": DIGIT_PROMPT}
-        return {"per_span": True}
+            return {**timed, "prompt": DIGIT_PROMPT}
+        return timed
     if name == "transcribe" and qtype.kind == "speech_content" and choices:
         return {"prompt": ", ".join(choices), "options": list(choices)}
     return {}

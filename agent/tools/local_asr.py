@@ -63,11 +63,15 @@ class TranscribeTool:
             spans = await run_model(_speech_spans, ctx.samples)
             if long:  # the spans in groups, one model job each, at once
                 transcript = await parallel_stt.transcribe_spans(
-                    ctx.samples, spans, initial_prompt=prompt
+                    ctx.samples, spans, initial_prompt=prompt, word_timestamps=words
                 )
             else:
                 transcript = await run_model(
-                    whisper_asr.transcribe_spans, ctx.samples, spans, initial_prompt=prompt
+                    whisper_asr.transcribe_spans,
+                    ctx.samples,
+                    spans,
+                    initial_prompt=prompt,
+                    word_timestamps=words,
                 )
         elif long:  # the batched speech chunks in groups, one model job each, at once
             transcript = await parallel_stt.transcribe(
