@@ -1,6 +1,6 @@
 """Fit and check the speaker counter (``agent.local_models.speakers``) on composed items.
 
-    python -m bench.speakers_tune --fit --seed 0 --n 80     # fit weights + threshold on seed 0
+    python -m bench.speakers_tune --fit --seed 0 --n 240    # fit weights + threshold on seed 0
     python -m bench.speakers_tune --seed 1 --seed 2 --n 80  # check the module's constants
 
 Items are the dev sets' ``speakers`` items (``bench.devsets.Builder.speakers``: one voice or two
