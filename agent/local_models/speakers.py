@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agent.local_models.executor import holds_gil
 from agent.local_models.voice_features import Segment, pair_features, segment_features
 
 VAD_THRESHOLD = 0.2  # Silero at 0.5 misses some short, band-limited words (FSDD digits)
@@ -171,6 +172,7 @@ def speech_spans(samples: np.ndarray) -> list[tuple[float, float]]:
     return vad.speech_spans(samples, threshold=VAD_THRESHOLD, min_silence_ms=MIN_SILENCE_MS)
 
 
+@holds_gil  # pYIN per segment: run in a model worker process where there are several cores
 def from_audio(samples: np.ndarray) -> Found:
     """Voice-activity spans (Silero) and the speakers found in them."""
     spans = speech_spans(samples)
