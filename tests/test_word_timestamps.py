@@ -108,3 +108,16 @@ async def test_the_planner_answers_from_word_times(registry, tmp_path):
         registry, tmp_path, clip, "How many times is the number seven said?", ["1", "2", "3"]
     )
     assert answer.choice == "1", answer.rationale
+
+
+def test_at_a_time_uses_word_times_inside_a_short_span_too():
+    short = (0.89, 1.99, "one, zero.", [(0.89, 1.43, "one,"), (1.65, 1.81, "zero.")])
+    focus = Focus("order", "speech", relation="at", anchor="1.7")
+    finding = order_speech(focus, [short], ["two", "one", "zero"])
+    assert finding.scores == [0.0, 0.0, 1.0]
+    # for a position the short span stays one item (echoes would shift the positions)
+    focus = Focus("order", "speech", position=2)
+    assert order_speech(focus, [(0.25, 0.6, "two.", []), short], ["one", "zero"]).scores == [
+        1.0,
+        0.0,
+    ]

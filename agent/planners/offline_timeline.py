@@ -160,20 +160,23 @@ MIN_WORD_S = 0.05  # a timed word shorter than this is an echo, not a word (whis
 
 
 def spoken_items(
-    spoken: list[Utterance] | None, keep: Callable[[str], bool] = bool
+    spoken: list[Utterance] | None,
+    keep: Callable[[str], bool] = bool,
+    short_as_one: bool = True,
 ) -> tuple[list[Timed], bool]:
     """One (start, end, word) per spoken item, and whether any times are the words' own.
 
     A short span counts as one item (whisper may glue "two three" into "23", or echo its
-    prompt). A longer one gives one item per word: at the word's own time where word
-    timestamps are there (words of no length left out: echoes), else at the span's time.
-    ``keep`` filters the words (e.g. numbers only).
+    prompt) unless ``short_as_one`` is off (to find what is said at a time, where the
+    words' own times matter more than their number). A longer one gives one item per
+    word: at the word's own time where word timestamps are there (words of no length left
+    out: echoes), else at the span's time. ``keep`` filters the words (e.g. numbers only).
     """
     items: list[Timed] = []
     timed = False
     for start, end, text, words in spoken or []:
         plain = [w for w in tokens(text) if keep(w)]
-        if end - start <= SHORT_UTTERANCE_S:
+        if end - start <= SHORT_UTTERANCE_S and (short_as_one or not words):
             items += [(start, end, plain[0])] if plain else []
             continue
         own = [
@@ -184,7 +187,7 @@ def spoken_items(
             if keep(w)
         ]
         if words:
-            items += own
+            items += own or [(start, end, w) for w in plain[:1]]
             timed = True
         else:
             items += [(start, end, w) for w in plain]
@@ -450,7 +453,7 @@ def order_speech(
 ) -> Finding:
     """The word at a position in the sequence of utterances (first, third, after X, at 2 s),
     with each word's own time where word timestamps are there."""
-    items, timed = spoken_items(spoken)
+    items, timed = spoken_items(spoken, short_as_one=focus.relation != "at")
     n = len(items)
     said = [_canonical(w) for _, _, w in items]
 
