@@ -353,7 +353,7 @@ def _dies_in_worker(parent: int) -> str:
 
 @pytest.fixture
 def process_pool():
-    executor = ex.ModelExecutor(workers=2, threads_per_call=1, processes=True)
+    executor = ex.ModelExecutor(workers=2, threads_per_call=1, processes=2)
     previous = ex.set_executor(executor)
     yield executor
     ex.set_executor(previous)
@@ -384,11 +384,16 @@ async def test_a_dead_worker_falls_back_to_threads(process_pool, caplog):
     assert not process_pool.processes
 
 
-def test_processes_follow_the_environment(monkeypatch):
+def test_worker_processes_follow_the_cores_and_the_environment(monkeypatch):
+    monkeypatch.delenv(ex.PROCESSES_ENV, raising=False)
+    assert [ex.process_count(c) for c in (1, 2, 4, 8)] == [0, 1, 2, 4]
     monkeypatch.setenv(ex.PROCESSES_ENV, "0")
-    assert not ex.processes_enabled()
-    monkeypatch.setenv(ex.PROCESSES_ENV, "1")
-    assert ex.processes_enabled()
+    assert ex.process_count(8) == 0
+    monkeypatch.setenv(ex.PROCESSES_ENV, "3")
+    assert ex.process_count(2) == 3
+    monkeypatch.setenv(ex.PROCESSES_ENV, "many")
+    with pytest.raises(ValueError, match="whole number"):
+        ex.process_count()
 
 
 def test_the_pitch_and_music_analyses_are_marked_gil_bound():
