@@ -15,9 +15,11 @@ its tempo/key analysis hold it: in threads they stall the web server's interpret
 other. Functions marked ``@holds_gil`` therefore run in worker processes forked from a server
 that has loaded and warmed them (``agent.local_models.worker_preload``); the calling model
 thread waits for the result, so the queue, the bound and the tool clock are the same for both
-kinds. Sizing: ``AUDIO_AGENT_MODEL_PROCESSES`` worker processes (default cores // 2, at least
-one: each costs memory, and the model threads still use the other cores); 0 keeps everything
-in threads. ``AUDIO_AGENT_MODEL_WORKERS`` and ``AUDIO_AGENT_MODEL_THREADS`` override the
+kinds. Sizing: ``AUDIO_AGENT_MODEL_PROCESSES`` worker processes; 0 keeps everything in
+threads. Default: cores // 2 from four cores up, none below. On two cores the model threads
+already keep both cores busy, so a worker process adds no throughput, only memory (measured
+with bench/memory.py: a 300 s clip peaked 100-300 MB higher with one worker, over the 1.2 GB
+budget for ``refine``); from four cores the GIL-bound analyses get cores of their own. ``AUDIO_AGENT_MODEL_WORKERS`` and ``AUDIO_AGENT_MODEL_THREADS`` override the
 thread sizing (all read once, at the first call).
 
 Jobs wait in a FIFO queue in front of the workers. A tool's timeout counts only the time its
@@ -69,7 +71,7 @@ def _marked(fn: Callable[..., Any]) -> bool:
 
 def process_count(cores: int | None = None) -> int:
     """Worker processes for GIL-bound models: ``AUDIO_AGENT_MODEL_PROCESSES`` if set (0 = none,
-    threads only), else cores // 2 with more than one core, else none."""
+    threads only), else cores // 2 from four cores up, else none (see the module doc)."""
     raw = os.environ.get(PROCESSES_ENV, "").strip()
     if raw:
         try:
@@ -80,7 +82,7 @@ def process_count(cores: int | None = None) -> int:
             raise ValueError(f"{PROCESSES_ENV} must be 0 or more (got {value}).")
         return value
     cores = cores or cpu_count()
-    return cores // 2 if cores > 1 else 0
+    return cores // 2 if cores >= 4 else 0
 
 
 def _init_worker_process(threads: int) -> None:

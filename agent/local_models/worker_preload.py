@@ -15,4 +15,4 @@ with warnings.catch_warnings():
     from agent.local_models import music, signal
 
     signal.warm_up()
-    music.warm_up()
+    music.analyze(music.warm_up_tone())  # not music.warm_up(): notes run in the app's threads
