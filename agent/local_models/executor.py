@@ -19,7 +19,8 @@ kinds. Sizing: ``AUDIO_AGENT_MODEL_PROCESSES`` worker processes; 0 keeps everyth
 threads. Default: cores // 2 from four cores up, none below. On two cores the model threads
 already keep both cores busy, so a worker process adds no throughput, only memory (measured
 with bench/memory.py: a 300 s clip peaked 100-300 MB higher with one worker, over the 1.2 GB
-budget for ``refine``); from four cores the GIL-bound analyses get cores of their own. ``AUDIO_AGENT_MODEL_WORKERS`` and ``AUDIO_AGENT_MODEL_THREADS`` override the
+budget for ``refine``); from four cores the GIL-bound analyses get cores of their own.
+``AUDIO_AGENT_MODEL_WORKERS`` and ``AUDIO_AGENT_MODEL_THREADS`` override the
 thread sizing (all read once, at the first call).
 
 Jobs wait in a FIFO queue in front of the workers. A tool's timeout counts only the time its
