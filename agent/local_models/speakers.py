@@ -1,14 +1,16 @@
 """How many people speak, and in which register: voice features per speech segment, clustered.
 
-Speech is found by Silero VAD (a low threshold, short pauses split: a quick change of turn
-still makes two segments); spans longer than ``LONG_SPAN_S`` are also cut into windows of
-about ``WINDOW_S``, so a change of voice inside one span can show. Each segment gets its voice
-features (``voice_features``: pitch median and spread, MFCC and delta statistics, spectral
-tilt). Two segments' differences are weighed into the probability that they are different
-voices (a logistic model fitted on composed dev items, ``bench.speakers_tune``), and segments
-are grouped by average-linkage clustering on it, cut at ``THRESHOLD``; each cluster is one
-speaker. When a merge sits close to the cut, the count is reported as unsure. A rule-based
-estimate, not a diarisation model: two similar voices may merge.
+Speech is found by Silero VAD (a low threshold), and each span is cut at its pauses
+(``split_at_pauses``: voice activity bridges short pauses, so a quick change of turn hides
+inside one span); pieces longer than ``LONG_SPAN_S`` are also cut into windows of about
+``WINDOW_S``, so a change of voice inside one can show. Each segment gets its voice features
+(``voice_features``: pitch median and spread, MFCC and delta statistics, spectral tilt,
+H1-H2, cepstral peak prominence). Two segments' differences are weighed into the
+probability that they are different voices (a logistic model fitted on composed dev items,
+``bench.speakers_tune``), and segments are grouped by average-linkage clustering on it, cut
+at ``THRESHOLD``; each cluster is one speaker. When a merge sits close to the cut, the count
+is reported as unsure. A rule-based estimate, not a diarisation model: two similar voices
+may merge.
 """
 
 from __future__ import annotations
