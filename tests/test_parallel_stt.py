@@ -112,3 +112,26 @@ def test_per_span_groups_give_the_sequential_segments():
     assert [(s.start, s.end, s.text) for s in parallel.segments] == [
         (s.start, s.end, s.text) for s in sequential.segments
     ]
+
+
+@pytest.mark.models
+async def test_the_transcribe_tool_takes_the_parallel_path_on_long_audio():
+    from agent.local_models import executor
+    from agent.tools.base import ToolContext
+    from agent.tools.local_asr import TranscribeTool
+
+    clip, starts = _clip(lead_s=30.0)  # over 30 s: the parallel path; speech from 30 s on
+    before = executor.get_executor().calls
+    ctx = ToolContext(audio=None, samples=clip)  # type: ignore[arg-type]
+    result = await TranscribeTool()(ctx, {"per_span": True, "word_timestamps": True})
+    groups = min(2, executor.model_workers())  # one group per model worker
+    assert executor.get_executor().calls - before >= 1 + groups  # voice activity, the groups
+    segments = result.data["segments"]
+    assert len(segments) >= 4
+    assert [s["start"] for s in segments] == sorted(s["start"] for s in segments)
+    assert segments[0]["start"] >= 30.0 and "adventure" in segments[0]["text"].lower()
+    words = [w for s in segments for w in s["words"]]
+    assert words and all(w["start"] >= 30.0 for w in words)
+    whole = await TranscribeTool()(ctx, {})
+    assert "adventure" in whole.data["text"].lower()
+    assert whole.data["segments"][0]["start"] >= 30.0
