@@ -531,6 +531,8 @@ def section_load(sessions: int, timeout: float, folder: Path) -> None:
 
 HISTORY_LENGTH = 50  # answered questions in the long conversation
 HISTORY_OUTPUT = "word " * 200  # each scripted tool result: about a short transcript's size
+HISTORY_TOOLS = ["transcribe", "sound_events", "signal_facts"]
+HISTORY_ASK = {"question": "What is said?", "planner": "scripted", "tools": HISTORY_TOOLS}
 
 
 class _GradioPage:
@@ -590,18 +592,16 @@ def _history_registry() -> Any:
     from agent.registry import Registry
     from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 
-    names = ("transcribe", "sound_events", "signal_facts")
-
     def turn(messages, specs, force):  # type: ignore[no-untyped-def]
         if any(m.role == "tool" for m in messages):
             rationale = "The transcript and the sound events agree on what is heard."
             return ScriptedTurn("All three agree.", answer=FinalAnswer("done", rationale=rationale))
         text = "I will transcribe the recording, tag its sounds and measure its signal."
-        return ScriptedTurn(text, calls=[(name, {}) for name in names])
+        return ScriptedTurn(text, calls=[(name, {}) for name in HISTORY_TOOLS])
 
     registry = Registry()
     registry.register(ScriptedPlanner([turn], name="scripted"), kind="planner")
-    for name in names:
+    for name in HISTORY_TOOLS:
         registry.register(ScriptedTool(name, HISTORY_OUTPUT), kind="tool")
     return registry
 
@@ -618,7 +618,7 @@ def _history_app(folder: Path) -> Any:
 
 def _rest_ask(http: httpx.Client, conv: str, audio_id: str) -> tuple[float, float]:
     """Ask over HTTP and stream to the end: (first event, whole run), seconds."""
-    body = {"question": "What is said?", "audio_id": audio_id}
+    body = {**HISTORY_ASK, "audio_id": audio_id}
     begun = time.perf_counter()
     first = None
     with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
@@ -661,7 +661,7 @@ def _history_case(
         opened = page.run("pick_conversation", [], {"id": conv})
         add("ui_open", opened["last"])
         add("ui_open_kb", sum(opened["sizes"]) / 1024)
-        asked = page.run("submit", page.inputs("submit", question="What is said?"))
+        asked = page.run("submit", page.inputs("submit", **HISTORY_ASK))
         add("ui_first", asked["first"])
         add("ui_ask", asked["last"])
         add("ui_update_kb", median([s / 1024 for s in asked["sizes"][1:-1]]))
