@@ -23,7 +23,6 @@ import html
 import itertools
 import logging
 import os
-import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -464,7 +463,7 @@ class _Ui:
             c["audio"]: None,
             **self.audio_views(conv.id),
             c["rename_box"]: gr.update(value=conv.title),
-            c["export_btn"]: export_link(conv.id, conv.title),
+            c["export_btn"]: export_link(conv.id),
             c["run_select"]: gr.update(choices=runs, value=runs[-1][1] if runs else None),
             **self.latest_detail(latest),
             c["status"]: _status(""),
@@ -547,7 +546,7 @@ class _Ui:
             gr.Warning(html.escape(str(exc)))
             return gr.skip(), gr.skip()
         self.store.rename_conversation(conversation_id, title)
-        return self.list_update(conversation_id), export_link(conversation_id, title)
+        return self.list_update(conversation_id), export_link(conversation_id)
 
     def ask_delete(
         self, conversation_id: str | None, request: gr.Request | None = None
@@ -661,7 +660,7 @@ class _Ui:
     ) -> AsyncIterator[dict[Any, Any]]:
         """Ask the last question again (same text, choices and recording) as a new turn."""
         self = self.scoped(request)
-        message = self.last_question(conversation_id)
+        message = await asyncio.to_thread(self.last_question, conversation_id)
         if message is None:
             yield self.problem("There is no question to retry yet.")
             return
@@ -826,7 +825,7 @@ class _Ui:
         return {
             c["conv_list"]: self.list_update(conversation_id),
             c["rename_box"]: gr.update(value=conv.title if conv else ""),
-            c["export_btn"]: export_link(conversation_id, conv.title if conv else ""),
+            c["export_btn"]: export_link(conversation_id),
             c["run_select"]: gr.update(choices=self.run_choices(views), value=run_id),
             c["timeline"]: self.timeline_figure(events),
             c["stop_btn"]: gr.update(interactive=False),
@@ -1085,19 +1084,15 @@ def _status(message: str) -> dict[str, Any]:
     return gr.update(value=message, visible=bool(message))
 
 
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "file"
-
-
-def export_link(conversation_id: str | None, title: str = "") -> str:
+def export_link(conversation_id: str | None) -> str:
     """The Export link: the API's export of the conversation (``GET /api/conversations/
-    {id}/export``, of the visitor's own conversations only), made when it is clicked: opening
-    a conversation or answering in it never writes the export of its whole trace."""
+    {id}/export``, of the visitor's own conversations only, as conversation-<id>.json), made
+    when it is clicked: opening a conversation or answering in it never writes the export of
+    its whole trace."""
     if not conversation_id:
         return '<span class="export-link" role="link" aria-disabled="true">Export as JSON</span>'
-    name = f"{_safe_name(title)[:40] if title else 'conversation'}-{conversation_id[:8]}.json"
     url = f"/api/conversations/{html.escape(conversation_id)}/export"
-    return f'<a class="export-link" href="{url}" download="{html.escape(name)}">Export as JSON</a>'
+    return f'<a class="export-link" href="{url}" download>Export as JSON</a>'
 
 
 def build_ui(service: AgentService) -> gr.Blocks:
