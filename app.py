@@ -18,25 +18,27 @@ from collections.abc import AsyncIterator
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub at run time
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import gradio as gr  # noqa: E402
-import uvicorn  # noqa: E402
-from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.responses import RedirectResponse  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
-from agent.registry import Registry, warm_up  # noqa: E402
-from backend import api, auth, hf_oauth, hosting  # noqa: E402
-from backend.auth import owner_from_request  # noqa: E402
-from backend.limits import BodyLimitMiddleware, quota_gate  # noqa: E402
-from backend.retention import start_retention  # noqa: E402
-from backend.service import AgentService  # noqa: E402
-from backend.settings import Settings  # noqa: E402
-from backend.sharing import SHARED_PAGE  # noqa: E402
-from storage import Store  # noqa: E402
+# The web stack is imported inside the functions: worker processes for GIL-bound models
+# (agent.local_models.executor) start from a fork server that imports this module, and
+# must not load gradio and the whole app to run a pitch tracker.
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from agent.registry import Registry
+    from backend import auth
+    from backend.service import AgentService
+    from backend.settings import Settings
 
 log = logging.getLogger("audio_agent")
 
 
 def create_service(settings: Settings, registry: Registry | None = None) -> AgentService:
+    from agent.registry import Registry
+    from backend.service import AgentService
+    from storage import Store
+
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = Store.open(settings.database_url)
     service = AgentService(settings, store, registry or Registry(settings.config_path))
@@ -52,6 +54,16 @@ def create_app(
     settings: Settings | None = None, *, registry: Registry | None = None, ui: bool = True
 ) -> FastAPI:
     """The FastAPI app (REST + SSE under /api) with the Gradio UI mounted at /."""
+    from fastapi import FastAPI, Request
+    from fastapi.responses import RedirectResponse
+
+    from backend import api, auth, hosting
+    from backend.auth import owner_from_request
+    from backend.limits import BodyLimitMiddleware, quota_gate
+    from backend.retention import start_retention
+    from backend.settings import Settings
+    from backend.sharing import SHARED_PAGE
+
     settings = settings or Settings.from_env()
     service = create_service(settings, registry)
 
@@ -82,6 +94,8 @@ def create_app(
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
         return app
+    import gradio as gr
+
     from frontend import shared_view
     from frontend.ui import build_ui
 
@@ -109,6 +123,8 @@ def create_app(
 
 def identity_for(settings: Settings) -> auth.Identity:
     """Owner cookies and tokens: the secret, and the users when login is on."""
+    from backend import auth, hf_oauth
+
     return auth.Identity(
         secret=auth.load_secret(settings.data_dir),
         users=auth.parse_users(settings.users) if settings.users else None,
@@ -124,6 +140,8 @@ def identity_for(settings: Settings) -> auth.Identity:
 
 def _warm_up() -> None:
     """Load the local models in the background so the first question is not slow."""
+    from agent.registry import warm_up
+
     timings = warm_up(log.warning)
     total = sum(timings.values())
     log.info("local models ready in %.1f s (%s)", total,
@@ -137,6 +155,8 @@ def _registry_hook() -> Registry | None:
     if not hook:
         return None
     import importlib
+
+    from agent.registry import Registry
 
     module, _, name = hook.partition(":")
     registry = getattr(importlib.import_module(module), name)()
@@ -152,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also open a public Gradio share link (needs outbound internet; see README)",
     )
     args = parser.parse_args(argv)
+    import uvicorn
+
+    from backend import hosting
+    from backend.settings import Settings
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("alembic", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

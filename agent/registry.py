@@ -320,4 +320,13 @@ def warm_up(log: Callable[[str], None] = print) -> dict[str, float]:
             log(f"warm-up of {module} failed: {exc}")
             continue
         timings[module] = round(time.monotonic() - begun, 2)
+    begun = time.monotonic()
+    try:  # GIL-bound models run in worker processes: start and warm them too
+        from agent.local_models import executor, music, signal
+
+        executor.get_executor().warm_processes([signal.warm_up, music.warm_up])
+        if executor.get_executor().processes:
+            timings["worker processes"] = round(time.monotonic() - begun, 2)
+    except Exception as exc:  # noqa: BLE001 - they start at the first call instead
+        log(f"warm-up of the model worker processes failed: {exc}")
     return timings

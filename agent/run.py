@@ -175,6 +175,8 @@ class RunContext:
         self._seq = req.first_seq - 1
         self._ids = 0
         self._prefetched: dict[str, asyncio.Future[tuple[ToolResult, bool]]] = {}
+        # This turn's cache lookups, made in one read (``_prime_cache``): key -> result or None.
+        self._looked_up: dict[str, ToolResult | None] = {}
         self._background: list[asyncio.Future[Any]] = []
 
     # -- events ----------------------------------------------------------------------------
@@ -320,6 +322,9 @@ class RunContext:
             done[request.id] = CallOutcome(request, result)
             yield self._result_event(done[request.id], 0.0)
 
+        if use_cache:
+            await self._prime_cache(accepted, available)
+
         async def one(request: ToolCallRequest) -> tuple[CallOutcome, float]:
             begun = time.monotonic()
             result, cached = await self._call_tool(request, available, use_cache)
@@ -336,6 +341,7 @@ class RunContext:
         finally:  # stopped or cancelled: do not let paid calls run on unseen
             for task in tasks:
                 task.cancel()
+            self._looked_up.clear()
         out.extend(done[r.id] for r in requests)
 
     def _result_event(self, outcome: CallOutcome, duration: float) -> ev.ToolResultEvent:
@@ -371,10 +377,10 @@ class RunContext:
             return ToolResult(output="", error=error), False
         arguments = dict(request.arguments)
         alias = str(arguments.pop("audio_id", "") or audio_alias(0))
-        aliases = {audio_alias(i): a for i, a in enumerate(self.req.audio)}
-        audio = aliases.get(alias)
+        audio = self._audio_for(alias)
         if audio is None:
-            known = ", ".join(aliases) or "none (no audio was given)"
+            known = ", ".join(audio_alias(i) for i in range(len(self.req.audio)))
+            known = known or "none (no audio was given)"
             error = f"Unknown audio id '{alias}'. Known ids: {known}."
             return ToolResult(output="", error=error), False
         prefetched = self._prefetched.pop(
@@ -390,6 +396,32 @@ class RunContext:
         if outcome[0].error:  # it ran (or the call it joined ran) and failed or timed out
             self.failed_tools.append(tool.name)
         return outcome
+
+    def _audio_for(self, alias: str) -> AudioRef | None:
+        return {audio_alias(i): a for i, a in enumerate(self.req.audio)}.get(alias)
+
+    def _call_key(self, request: ToolCallRequest, tools: list[Tool]) -> str | None:
+        """The cache key a valid call will use (None if it names no tool or audio)."""
+        tool = next((t for t in tools if t.name == request.name), None)
+        if tool is None or getattr(tool, "composite", False):
+            return None
+        arguments = dict(request.arguments)
+        audio = self._audio_for(str(arguments.pop("audio_id", "") or audio_alias(0)))
+        return cache_key(audio.id, tool.name, arguments, tool.model) if audio else None
+
+    async def _prime_cache(self, requests: list[ToolCallRequest], tools: list[Tool]) -> None:
+        """Look up a turn's calls in one read instead of one per call (the cache's
+        ``get_many``; without it, each call asks on its own as before)."""
+        get_many = getattr(self.cache, "get_many", None)
+        keys = [k for r in requests if (k := self._call_key(r, tools)) is not None]
+        keys = [k for k in keys if k not in self._prefetched]
+        if get_many is None or len(keys) < 2:
+            return
+        if getattr(self.cache, "blocking", True):
+            found = await asyncio.to_thread(get_many, keys)
+        else:
+            found = get_many(keys)
+        self._looked_up = {k: found.get(k) for k in keys}
 
     async def _fetch(
         self,
@@ -448,12 +480,14 @@ class RunContext:
         return result
 
     async def _cache_get(self, key: str) -> ToolResult | None:
+        if key in self._looked_up:  # read with the rest of this turn's calls
+            return self._looked_up.pop(key)
         if not getattr(self.cache, "blocking", True):
             return self.cache.get(key)
         return await asyncio.to_thread(self.cache.get, key)
 
     async def _cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        if not getattr(self.cache, "blocking", True):
+        if not getattr(self.cache, "put_blocks", getattr(self.cache, "blocking", True)):
             self.cache.put(key, tool, audio_id, result)
         else:
             await asyncio.to_thread(self.cache.put, key, tool, audio_id, result)

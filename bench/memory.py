@@ -6,7 +6,11 @@
 Clips are built from the real recordings in /work/shared/data/librosa (LibriSpeech readings
 followed by music, repeated to the length), resampled to 16 kHz. Each measurement runs in a
 fresh process: RSS after loading every model (idle) and the process's peak (VmHWM) after one
-question with the offline planner.
+question with the offline planner. GIL-bound models (pYIN, librosa's music analysis) run in
+worker processes (agent.local_models.executor), so the figures cover the whole tree: idle as
+the sum of PSS (shared pages split between the processes that share them) and peak as the sum
+of each process's own peak RSS (an upper bound: pages shared with the fork server count in
+every process). ``AUDIO_AGENT_MODEL_PROCESSES=0`` measures the threads-only setting.
 """
 
 from __future__ import annotations
@@ -55,20 +59,43 @@ def build_clip(seconds: float, folder: Path) -> Path:
     return path
 
 
+def _tree() -> list[int]:
+    """This process and its descendants (the model worker processes and their fork server)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    pids, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(parents.get(pid, []))
+    return pids
+
+
+def _field_mb(path: Path, key: str) -> float:
+    with contextlib.suppress(OSError):
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name == key:
+                return int(value.split()[0]) / 1024
+    return 0.0
+
+
 def _rss_mb() -> tuple[float, float]:
-    """(current RSS, peak RSS) of this process in MB, from /proc."""
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
+    """(the tree's PSS now, the sum of each process's peak RSS) in MB, from /proc."""
+    pids = _tree()
+    pss = sum(_field_mb(Path(f"/proc/{pid}/smaps_rollup"), "Pss") for pid in pids)
+    peak = sum(_field_mb(Path(f"/proc/{pid}/status"), "VmHWM") for pid in pids)
+    return pss, peak
 
 
 def _reset_peak() -> None:
-    """Start VmHWM again from the current RSS (Linux >= 4.0)."""
-    with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
+    """Start VmHWM again from the current RSS, in every process of the tree (Linux >= 4.0)."""
+    for pid in _tree():
+        with contextlib.suppress(OSError):
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
 def _child(mode: str, wav: str, what: str) -> dict:

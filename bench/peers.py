@@ -51,6 +51,7 @@ def _ours(base_url: str, delay: float, reps: int, stored: bool) -> list[float]:
         else:
             from agent.registry import Registry
             from app import create_service
+            from backend.owned import OwnedService
             from backend.service import AskRequest
             from backend.settings import Settings
 
@@ -58,12 +59,13 @@ def _ours(base_url: str, delay: float, reps: int, stored: bool) -> list[float]:
             registry.register(planner, kind="planner")
             for tool in tools:
                 registry.register(tool, kind="tool")
-            service = create_service(Settings(data_dir=tmp, warm_up=False), registry)
+            raw = create_service(Settings(data_dir=tmp, warm_up=False), registry)
+            service = OwnedService(raw, "bench")
             wav = _silence_wav(tmp)
             audio_id = service.upload_file(wav).id
 
             async def once() -> None:
-                service.store.clear_tool_cache()  # every run calls its tools
+                raw.store.clear_tool_cache()  # every run calls its tools
                 conv = service.store.create_conversation()  # no history: the same first turn
                 ask = AskRequest(QUESTION, audio_id=audio_id, planner="bench", tools=list(TOOLS))
                 request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)

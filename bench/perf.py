@@ -110,10 +110,18 @@ async def _loop_runs(calls: int, reps: int, folder: Path) -> float:
 
 
 def _service(folder: Path, registry: Any) -> Any:
+    """The service as one visitor (``bench``) sees it, as the UI handlers use it."""
     from app import create_service
+    from backend.owned import OwnedService
     from backend.settings import Settings
 
-    return create_service(Settings(data_dir=folder, warm_up=False), registry)
+    service = create_service(Settings(data_dir=folder, warm_up=False), registry)
+    return OwnedService(service, "bench")
+
+
+def _clear_tool_cache(service: Any) -> None:
+    """Every run calls its tools (the bench measures them, not the cache)."""
+    service._service.store.clear_tool_cache()
 
 
 async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
@@ -130,7 +138,7 @@ async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
     times = []
     for _ in range(reps + 1):
         conv = service.store.create_conversation()
-        service.store.clear_tool_cache()
+        _clear_tool_cache(service)
         ask = AskRequest("q?", audio_id=audio_id, planner="scripted", budget=calls)
         begun = time.perf_counter()
         request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)
@@ -356,6 +364,44 @@ def section_parallel(folder: Path) -> None:
         f"x{four / one:.2f} (executor: {size.workers} workers x {size.threads_per_call} "
         f"thread(s), {executor.cpu_count()} cores)"
     )
+    _gil_bound(folder)
+
+
+def _gil_bound(folder: Path) -> None:
+    """Four pitch analyses (pYIN holds the GIL) at once: model threads vs worker processes."""
+    import numpy as np
+
+    from agent.audio import load_samples
+    from agent.local_models import executor, signal
+
+    clip = DATA / "esc50" / "audio"
+    wav = next(iter(sorted(clip.glob("*.wav"))), None) if clip.is_dir() else None
+    samples = load_samples(wav or _silence(folder, 5.0))
+    samples = np.tile(samples, 4)  # about 20 s
+
+    async def timed(n: int) -> float:
+        begun = time.perf_counter()
+        await asyncio.gather(*(executor.run_model(signal.facts, samples) for _ in range(n)))
+        return time.perf_counter() - begun
+
+    size = executor.sizing()
+    for processes in (False, True):
+        pool = executor.ModelExecutor(size.workers, size.threads_per_call, processes=processes)
+        previous = executor.set_executor(pool)
+        try:
+            pool.warm_processes([signal.warm_up])
+            asyncio.run(timed(1))
+            one = min(asyncio.run(timed(1)) for _ in range(2))
+            four = min(asyncio.run(timed(4)) for _ in range(2))
+        finally:
+            executor.set_executor(previous)
+            pool.shutdown()
+        where = "worker processes" if processes else "model threads   "
+        print(
+            f"GIL-bound (pYIN, 20 s) in {where}: one {ms(one)}, four at once {ms(four)}: "
+            f"x{four / one:.2f}",
+            flush=True,
+        )
 
 
 # -- 5. cache -------------------------------------------------------------------------------------

@@ -110,6 +110,7 @@ REFERENCE_CHECKS: list[Callable[[Session, set[str]], Iterable[str]]] = [
 
 def purge_conversation(store: Store, conversation_id: str) -> Purged | None:
     """Delete the conversation and what only it used (see module doc); None if not found."""
+    store.cache_writes.flush()  # cache rows still being written are deleted with the rest
     with store._sessions.begin() as s:
         conv = s.get(Conversation, conversation_id, with_for_update=True)
         if conv is None:

@@ -30,6 +30,7 @@ from agent.events import (
     parse_event,
 )
 from agent.tools.base import ToolResult
+from storage.cache_writes import CacheWrites
 from storage.db import make_engine, migrate, session_factory
 from storage.models import (
     DEFAULT_OWNER,
@@ -75,6 +76,8 @@ class Store:
 
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self._sessions = sessions
+        # Tool-cache rows and hit counts written behind the runs (storage.cache_writes).
+        self.cache_writes = CacheWrites(self._write_cache)
 
     @classmethod
     def open(cls, url: str | URL, *, run_migrations: bool = True) -> Store:
@@ -91,6 +94,7 @@ class Store:
         return bind
 
     def close(self) -> None:
+        self.cache_writes.close()
         self.engine.dispose()
 
     # ------------------------------------------------------------------ conversations
@@ -764,73 +768,61 @@ class Store:
     # ------------------------------------------------------------------ tool cache
 
     def cache_get(self, key: str) -> ToolResult | None:
-        """The cached result for ``key`` (counting a hit), or None.
+        """The cached result for ``key`` (counting a hit), or None."""
+        return self.cache_get_many([key]).get(key)
 
-        Plain statements, no ORM objects: a miss is one small read (every tool call of every
-        run asks)."""
-        with self.engine.connect() as conn:
-            data = conn.scalar(select(ToolCacheEntry.result).where(ToolCacheEntry.key == key))
-        if data is None:
-            return None
-        with self.engine.begin() as conn:
-            conn.execute(
-                update(ToolCacheEntry)
-                .where(ToolCacheEntry.key == key)
-                .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + 1)
+    def cache_get_many(self, keys: Sequence[str]) -> dict[str, ToolResult]:
+        """The cached results among ``keys`` (each found one counts a hit): results not yet
+        written come from memory, the rest from one plain read; hits are written behind."""
+        found: dict[str, ToolResult] = self.cache_writes.get_many(list(keys))
+        rest = [k for k in dict.fromkeys(keys) if k not in found]
+        if rest:
+            stmt = select(ToolCacheEntry.key, ToolCacheEntry.result).where(
+                ToolCacheEntry.key.in_(rest)
             )
-        return ToolResult.model_validate(data)
+            with self.engine.connect() as conn:
+                for key, data in conn.execute(stmt):
+                    found[key] = ToolResult.model_validate(data)
+        for key in found:
+            self.cache_writes.hit(key)
+        return found
 
-    def cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        """Store a tool result; results with ``error`` set are never cached."""
-        if result.error:
-            return
-        data = result.model_dump(mode="json")
-        dialect = self.engine.dialect.name
-        if dialect in ("sqlite", "postgresql"):  # one upsert statement
-            if dialect == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert as upsert
-            else:
-                from sqlalchemy.dialects.postgresql import insert as upsert
-            stmt = upsert(ToolCacheEntry).values(
-                key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
-            )
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[ToolCacheEntry.key],
-                set_={
-                    "tool": stmt.excluded.tool,
-                    "audio_id": stmt.excluded.audio_id,
-                    "result": stmt.excluded.result,
-                },
-            )
-            with self.engine.begin() as conn:
-                conn.execute(stmt)
-            return
+    def cache_put_later(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        """Store a tool result without waiting for the database: readers of this store see
+        it at once, and it is written with others in one transaction (errors never cached)."""
+        if not result.error:
+            self.cache_writes.put(key, tool, audio_id, result)
+
+    def _write_cache(
+        self, rows: dict[str, tuple[str, str, ToolResult]], hits: dict[str, int]
+    ) -> None:
+        """One transaction for what ``cache_writes`` gathered: upserts, then hit counts."""
 
         def write(s: Session) -> None:
-            row = s.get(ToolCacheEntry, key)
-            if row is None:
-                s.add(
-                    ToolCacheEntry(
-                        key=key,
-                        tool=tool,
-                        audio_id=audio_id,
-                        result=data,
-                        created_at=utc_now(),
-                        hits=0,
-                    )
+            for key, (tool, audio_id, result) in rows.items():
+                _upsert_cache(s, key, tool, audio_id, result)
+            for key, count in hits.items():
+                s.execute(
+                    update(ToolCacheEntry)
+                    .where(ToolCacheEntry.key == key)
+                    .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + count)
                 )
-            else:
-                row.tool, row.audio_id, row.result = tool, audio_id, data
-            s.flush()
 
         self._retry_on_conflict(write)
 
+    def cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        """Store a tool result now; results with ``error`` set are never cached."""
+        if not result.error:
+            self._retry_on_conflict(lambda s: _upsert_cache(s, key, tool, audio_id, result))
+
     def cache_hits(self, key: str) -> int | None:
+        self.cache_writes.flush()
         with self._sessions() as s:
             return s.scalar(select(ToolCacheEntry.hits).where(ToolCacheEntry.key == key))
 
     def clear_tool_cache(self, audio_id: str | None = None) -> int:
         """Drop cached results (of one recording, or all); returns how many."""
+        self.cache_writes.flush()
         stmt = delete(ToolCacheEntry)
         if audio_id is not None:
             stmt = stmt.where(ToolCacheEntry.audio_id == audio_id)
@@ -855,7 +847,14 @@ class SqlToolCache:
     """The ``agent.tools.base.ToolCache`` protocol backed by the ``tool_cache`` table.
 
     With ``owner``, keys are scoped to that owner: one owner's runs never read results cached
-    by another's (whose speed or cost would tell that someone had the same recording)."""
+    by another's (whose speed or cost would tell that someone had the same recording).
+
+    ``put`` does not wait for the database (``storage.cache_writes``): the result is visible
+    to every reader of the store at once and written behind; ``get_many`` reads a turn's
+    keys in one statement."""
+
+    blocking = True  # get reads the database: the run calls it in a thread
+    put_blocks = False  # put only hands the row over: the run calls it directly
 
     def __init__(self, store: Store, owner: str | None = None) -> None:
         self.store = store
@@ -873,8 +872,46 @@ class SqlToolCache:
     def get(self, key: str) -> ToolResult | None:
         return self.store.cache_get(self.scoped(key))
 
+    def get_many(self, keys: Sequence[str]) -> dict[str, ToolResult]:
+        scoped = {self.scoped(k): k for k in keys}
+        return {scoped[k]: r for k, r in self.store.cache_get_many(list(scoped)).items()}
+
     def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        self.store.cache_put(self.scoped(key), tool, audio_id, result)
+        self.store.cache_put_later(self.scoped(key), tool, audio_id, result)
+
+
+def _upsert_cache(s: Session, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+    """Insert or replace one tool-cache row (its hit count kept) in the session's transaction."""
+    data = result.model_dump(mode="json")
+    dialect = s.get_bind().dialect.name
+    if dialect in ("sqlite", "postgresql"):  # one upsert statement
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as upsert
+        else:
+            from sqlalchemy.dialects.postgresql import insert as upsert
+        stmt = upsert(ToolCacheEntry).values(
+            key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[ToolCacheEntry.key],
+            set_={
+                "tool": stmt.excluded.tool,
+                "audio_id": stmt.excluded.audio_id,
+                "result": stmt.excluded.result,
+            },
+        )
+        s.execute(stmt)
+        return
+    row = s.get(ToolCacheEntry, key)
+    if row is None:
+        s.add(
+            ToolCacheEntry(
+                key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
+            )
+        )
+    else:
+        row.tool, row.audio_id, row.result = tool, audio_id, data
+    s.flush()
 
 
 def make_title(text: str, limit: int = TITLE_CHARS) -> str:

@@ -324,3 +324,74 @@ async def test_a_costly_prefetch_waits_for_the_planner_on_long_audio(tmp_path, t
     assert events[-1].type == "run_finished"
     await asyncio.sleep(0.05)
     assert costly.invocations == 0
+
+
+# -- GIL-bound models in worker processes ---------------------------------------------------------
+
+
+@ex.holds_gil
+def _pid_of_worker(parent: int) -> tuple[int, bool]:
+    """Module level (the worker imports it by name): where it ran."""
+    import os
+
+    return os.getpid(), os.getpid() != parent
+
+
+@ex.holds_gil
+def _raises_in_worker() -> None:
+    raise ValueError("bad pitch range")
+
+
+@ex.holds_gil
+def _dies_in_worker(parent: int) -> str:
+    import os
+
+    if os.getpid() != parent:
+        os._exit(3)  # a worker killed mid-call (out of memory, say)
+    return "ran in the calling thread"
+
+
+@pytest.fixture
+def process_pool():
+    executor = ex.ModelExecutor(workers=2, threads_per_call=1, processes=True)
+    previous = ex.set_executor(executor)
+    yield executor
+    ex.set_executor(previous)
+    executor.shutdown()
+
+
+async def test_gil_bound_models_run_in_worker_processes_within_the_bound(process_pool):
+    import os
+
+    results = await asyncio.gather(*(ex.run_model(_pid_of_worker, os.getpid()) for _ in range(4)))
+    assert all(elsewhere for _, elsewhere in results)
+    assert len({pid for pid, _ in results}) <= 2  # two workers, reused
+    assert process_pool.peak_running <= 2 and process_pool.calls == 4
+    # unmarked functions stay in this process's model threads
+    assert await ex.run_model(os.getpid) == os.getpid()
+
+
+async def test_errors_in_a_worker_process_reach_the_caller_as_they_were(process_pool):
+    with pytest.raises(ValueError, match="bad pitch range"):
+        await ex.run_model(_raises_in_worker)
+
+
+async def test_a_dead_worker_falls_back_to_threads(process_pool, caplog):
+    import os
+
+    assert await ex.run_model(_dies_in_worker, os.getpid()) == "ran in the calling thread"
+    assert "GIL-bound models run in threads" in caplog.text
+    assert not process_pool.processes
+
+
+def test_processes_follow_the_environment(monkeypatch):
+    monkeypatch.setenv(ex.PROCESSES_ENV, "0")
+    assert not ex.processes_enabled()
+    monkeypatch.setenv(ex.PROCESSES_ENV, "1")
+    assert ex.processes_enabled()
+
+
+def test_the_pitch_and_music_analyses_are_marked_gil_bound():
+    from agent.local_models import music, signal
+
+    assert getattr(signal.facts, "holds_gil", False) and getattr(music.analyze, "holds_gil", False)

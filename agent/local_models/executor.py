@@ -20,9 +20,11 @@ jobs run, not their wait in the queue: the loop gives each tool call a ``ToolClo
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextvars
 import functools
+import logging
 import os
 import threading
 import time
@@ -31,9 +33,47 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger("audio_agent.models")
 
 WORKERS_ENV = "AUDIO_AGENT_MODEL_WORKERS"
 THREADS_ENV = "AUDIO_AGENT_MODEL_THREADS"
+PROCESSES_ENV = "AUDIO_AGENT_MODEL_PROCESSES"
+# What the worker processes' fork server imports once (shared by every worker it forks).
+PRELOAD = ["__main__", "numpy", "scipy.signal", "librosa"]
+
+
+def holds_gil(fn: Callable[..., T]) -> Callable[..., T]:
+    """Mark a module-level model function that holds the GIL while it computes: the
+    executor runs it in a worker process (see the module doc). Its arguments and result
+    must pickle (numpy arrays, dataclasses)."""
+    fn.holds_gil = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _marked(fn: Callable[..., Any]) -> bool:
+    while isinstance(fn, functools.partial):
+        if getattr(fn, "holds_gil", False):
+            return True
+        fn = fn.func
+    return bool(getattr(fn, "holds_gil", False))
+
+
+def processes_enabled() -> bool:
+    """Worker processes for GIL-bound models: on with more than one core, unless
+    ``AUDIO_AGENT_MODEL_PROCESSES`` is 0 / false / no."""
+    raw = os.environ.get(PROCESSES_ENV, "").strip().lower()
+    if raw in ("0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    return cpu_count() > 1
+
+
+def _init_worker_process(threads: int) -> None:
+    """In each worker process: the same per-call thread budget, and no processes of its own."""
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[name] = str(threads)
+    os.environ[PROCESSES_ENV] = "0"
 
 
 def cpu_count() -> int:
@@ -151,12 +191,14 @@ async def _as_coro(awaitable: Awaitable[T]) -> T:
 class ModelExecutor:
     """A bounded FIFO pool for model calls, with its queue depth visible."""
 
-    def __init__(self, workers: int, threads_per_call: int = 1) -> None:
+    def __init__(self, workers: int, threads_per_call: int = 1, *, processes: bool = False) -> None:
         self.workers = workers
         self.threads_per_call = threads_per_call
+        self.processes = processes  # GIL-bound functions in worker processes
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="model"
         )
+        self._process_pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._queued = 0
         self._running = 0
@@ -202,6 +244,8 @@ class ModelExecutor:
                 self.calls += 1
                 self._peak_running = max(self._peak_running, self._running)
             try:
+                if self.processes and _marked(fn):
+                    return self._in_process(fn, *args, **kwargs)
                 return fn(*args, **kwargs)
             finally:
                 with self._lock:
@@ -211,8 +255,65 @@ class ModelExecutor:
         future.add_done_callback(lambda f: leave_queue() if f.cancelled() else None)
         return await asyncio.wrap_future(future)
 
+    def _in_process(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``fn`` in a worker process; in this thread if the workers cannot run (a script
+        without the ``if __name__ == "__main__"`` guard, a worker killed): logged once, and
+        the executor stays with threads from then on."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self.process_pool().submit(fn, *args, **kwargs).result()
+        except BrokenProcessPool as exc:
+            if self.processes:
+                self.processes = False
+                log.warning(
+                    "model worker processes failed (%s); GIL-bound models run in threads", exc
+                )
+            return fn(*args, **kwargs)
+
+    def process_pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        """The worker processes (started at the first call). A pool broken by a worker that
+        died (killed, out of memory) is replaced: that call fails, the next one runs."""
+        import multiprocessing
+
+        with self._lock:
+            pool = self._process_pool
+            if pool is not None and getattr(pool, "_broken", False):
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = None
+            if pool is None:
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(PRELOAD)
+                pool = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=self.workers,
+                    mp_context=context,
+                    initializer=_init_worker_process,
+                    initargs=(self.threads_per_call,),
+                )
+                self._process_pool = pool
+                atexit.register(pool.shutdown, wait=True, cancel_futures=True)
+            return pool
+
+    def warm_processes(self, warm_ups: list[Callable[[], Any]]) -> None:
+        """Start the worker processes and run each warm-up in them (numba compiles per
+        process); does nothing when GIL-bound models run in threads."""
+        if not self.processes:
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = self.process_pool()
+        try:
+            futures = [pool.submit(w) for w in warm_ups for _ in range(self.workers)]
+            for future in futures:
+                future.result()
+        except BrokenProcessPool as exc:
+            self.processes = False
+            log.warning("model worker processes failed (%s); GIL-bound models run in threads", exc)
+
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._process_pool is not None:
+            self._process_pool.shutdown(wait=False, cancel_futures=True)
 
 
 _EXECUTOR: ModelExecutor | None = None
@@ -225,7 +326,9 @@ def get_executor() -> ModelExecutor:
     with _EXECUTOR_LOCK:
         if _EXECUTOR is None:
             size = sizing()
-            _EXECUTOR = ModelExecutor(size.workers, size.threads_per_call)
+            _EXECUTOR = ModelExecutor(
+                size.workers, size.threads_per_call, processes=processes_enabled()
+            )
         return _EXECUTOR
 
 

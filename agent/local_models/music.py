@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from agent.local_models import executor
+from agent.local_models.executor import holds_gil
 
 SAMPLE_RATE = 16_000
 TEMPO_HOP = 128  # finer onset envelope than librosa's 512: 120.2 BPM on a 120 BPM click track
@@ -79,6 +80,7 @@ def warm_up() -> None:
     _note_session()
 
 
+@holds_gil
 def analyze(samples: np.ndarray) -> MusicFacts:
     import librosa
 

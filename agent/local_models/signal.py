@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agent.local_models.executor import holds_gil
+
 SAMPLE_RATE = 16_000
 FLOOR_DB = -120.0  # reported instead of -inf for digital silence
 SILENCE_DBFS = -50.0  # a 20 ms frame with RMS below this is silent
@@ -27,7 +29,11 @@ MIN_VOICED_S = 0.2  # less voiced speech than this: register "unclear"
 PITCH_FMIN, PITCH_FMAX = 60.0, 600.0
 PITCH_FRAME = 1024
 PITCH_HOP = 256  # 16 ms
-MAX_PITCH_SECONDS = 60.0  # pyin costs ~0.1 s per second of audio: longer input is subsampled
+# pyin's pitch grid in semitones. Its Viterbi pass (numba, holding the GIL) is quadratic in
+# the number of pitch states: a quarter semitone instead of librosa's default 0.1 made it 3.4x
+# faster on speech, with medians within 2 % (measured on FSDD and librosa's speech clips).
+PITCH_RESOLUTION = 0.25
+MAX_PITCH_SECONDS = 60.0  # pyin costs ~0.03 s per second of audio: longer input is subsampled
 
 REGISTER_LOW = "low (typical adult male range)"
 REGISTER_HIGH = "high (typical adult female or child range)"
@@ -159,6 +165,7 @@ def _pitch(audio: np.ndarray) -> tuple[float, np.ndarray]:
             sr=SAMPLE_RATE,
             frame_length=PITCH_FRAME,
             hop_length=PITCH_HOP,
+            resolution=PITCH_RESOLUTION,
         )
     voiced = voiced & np.isfinite(f0)
     return float(voiced.mean()) if voiced.size else 0.0, f0[voiced]
@@ -174,6 +181,7 @@ def register_from_f0(median_f0: float | None, voiced_seconds: float) -> str:
     return REGISTER_UNCLEAR
 
 
+@holds_gil
 def facts(samples: np.ndarray) -> SignalFacts:
     audio = np.asarray(samples, dtype=np.float32).reshape(-1)
     duration = audio.size / SAMPLE_RATE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -73,6 +73,10 @@ def cache_key(audio_sha256: str, tool: str, arguments: dict[str, Any], model: st
 
 
 class ToolCache(Protocol):
+    """Results of identical calls. Optional: ``get_many(keys)`` (a turn's keys at once),
+    ``blocking`` (False: ``get`` may run on the event loop) and ``put_blocks`` (False:
+    ``put`` only hands the result over and may run on the event loop)."""
+
     def get(self, key: str) -> ToolResult | None: ...
 
     def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None: ...
@@ -88,6 +92,9 @@ class MemoryToolCache:
 
     def get(self, key: str) -> ToolResult | None:
         return self._items.get(key)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, ToolResult]:
+        return {k: self._items[k] for k in keys if k in self._items}
 
     def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
         self._items[key] = result

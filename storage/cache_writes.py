@@ -1,0 +1,106 @@
+"""Tool-cache writes behind the run (write-behind), visible to readers at once.
+
+A run used to wait for one database commit per tool call to store the result in the cache,
+and for another to count each hit: with instant tools that was most of a run's cost. Now a
+result goes into ``pending`` (a dict shared by every run of the process that uses the same
+``Store``) and one background thread writes whatever has gathered in one transaction. Readers
+look in ``pending`` first, so a result is never computed twice because its row is not
+committed yet. Hits are counted the same way.
+
+The cache is an optimisation: a write that fails is logged and dropped (the next identical
+call computes the result again). ``flush()`` waits until everything handed over is written;
+the store calls it before it reads hit counts or deletes cache rows, and at ``close()``.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("audio_agent.cache")
+
+Entry = tuple[str, str, Any]  # tool, audio id, ToolResult
+
+
+class CacheWrites:
+    """Pending cache rows and hit counts of one store, written by one background thread."""
+
+    def __init__(
+        self,
+        write: Callable[[dict[str, Entry], dict[str, int]], None],
+    ) -> None:
+        self._write = write  # (rows by key, hit counts by key), one transaction
+        self._lock = threading.Lock()
+        self._pending: dict[str, Entry] = {}
+        self._hits: collections.Counter[str] = collections.Counter()
+        self._idle = threading.Condition(self._lock)
+        self._busy = False
+        self._closed = False
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cache-write")
+
+    def put(self, key: str, tool: str, audio_id: str, result: Any) -> None:
+        with self._lock:
+            if not self._closed:
+                self._pending[key] = (tool, audio_id, result)
+                self._schedule()
+                return
+        self._write({key: (tool, audio_id, result)}, {})  # after close: in this thread
+
+    def hit(self, key: str) -> None:
+        with self._lock:
+            if not self._closed:
+                self._hits[key] += 1
+                self._schedule()
+                return
+        self._write({}, {key: 1})
+
+    def get(self, key: str) -> Any | None:
+        """The result handed over for ``key`` and not written yet, or None."""
+        with self._lock:
+            entry = self._pending.get(key)
+        return entry[2] if entry is not None else None
+
+    def get_many(self, keys: list[str]) -> dict[str, Any]:
+        with self._lock:
+            return {k: self._pending[k][2] for k in keys if k in self._pending}
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every row and hit handed over so far is written; False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(
+                lambda: not self._busy and not self._pending and not self._hits, timeout_s
+            )
+
+    def close(self) -> None:
+        self.flush()
+        with self._lock:
+            self._closed = True
+        self._executor.shutdown(wait=True)
+
+    def _schedule(self) -> None:  # with the lock held
+        if not self._busy:  # else the writer takes what gathered when it comes back
+            self._busy = True
+            self._executor.submit(self._drain)
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                rows = dict(self._pending)
+                hits = dict(self._hits)
+                self._hits.clear()
+                if not rows and not hits:
+                    self._busy = False
+                    self._idle.notify_all()
+                    return
+            try:
+                self._write(rows, hits)
+            except Exception as exc:  # noqa: BLE001 - an optimisation: drop, log, go on
+                log.warning("tool cache write failed (%d rows dropped): %s", len(rows), exc)
+            with self._lock:
+                for key, entry in rows.items():
+                    if self._pending.get(key) is entry:  # not replaced meanwhile
+                        del self._pending[key]
