@@ -4,11 +4,7 @@ preparation of its next question is the same at 2 and at 12 questions."""
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
 import httpx
-from sqlalchemy import event
 
 from agent.planners.base import FinalAnswer
 from agent.registry import Registry
@@ -17,23 +13,8 @@ from app import create_app, create_service
 from backend.service import AskRequest
 from backend.settings import Settings
 from storage.models import DEFAULT_OWNER
+from tests.db_kit import counting
 from tests.servers import serve
-
-
-@contextmanager
-def counting(engine):
-    statements: list[str] = []
-    caller = threading.get_ident()  # not the run manager's heartbeat and lease sweeps
-
-    def before(conn, cursor, statement, parameters, context, executemany):
-        if threading.get_ident() == caller:
-            statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", before)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", before)
 
 
 def _registry():
@@ -104,24 +85,6 @@ async def test_unanswered_questions_are_left_out_of_the_history(tmp_path, tone_w
     assert [t.question for t in history] == ["first?", "third?"]
 
 
-def _rest_statements(app, http, path: str) -> list[str]:
-    """The SQL statements a GET runs in the server (any thread: the route runs in the
-    server's thread pool), leaving out the run manager's heartbeat and lease sweeps."""
-    statements: list[str] = []
-
-    def before(conn, cursor, statement, parameters, context, executemany):
-        if "heartbeat_at" not in statement:
-            statements.append(statement)
-
-    engine = app.state.service.store.engine
-    event.listen(engine, "before_cursor_execute", before)
-    try:
-        http.get(path).raise_for_status()
-    finally:
-        event.remove(engine, "before_cursor_execute", before)
-    return statements
-
-
 def test_opening_and_asking_over_http_take_the_same_statements_at_any_length(tmp_path, tone_wav):
     """GET /api/conversations/{id} and the preparation of its next question (what POST
     .../ask does before it streams) run as many statements at 12 questions as at 2."""
@@ -139,7 +102,8 @@ def test_opening_and_asking_over_http_take_the_same_statements_at_any_length(tmp
                 with http.stream("POST", f"/api/conversations/{conv['id']}/ask", json=body) as r:
                     assert r.status_code == 200
                     r.read()
-            opening = _rest_statements(app, http, f"/api/conversations/{conv['id']}")
+            with counting(service.store.engine, any_thread=True) as opening:  # the thread pool
+                http.get(f"/api/conversations/{conv['id']}").raise_for_status()
             with counting(service.store.engine) as asking:
                 request, _ = service.prepare(conv["id"], AskRequest("next?"), owner=conv["owner"])
             service.runs.release(service._tickets.pop(request.run_id))

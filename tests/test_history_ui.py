@@ -5,14 +5,11 @@ questions again. Real parts: a SQLite file, the run manager, the Gradio handlers
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from agent.planners.base import FinalAnswer
 from agent.registry import Registry
@@ -23,23 +20,7 @@ from backend.settings import Settings
 from frontend import render
 from frontend import ui as ui_module
 from storage.models import DEFAULT_OWNER
-
-
-@contextmanager
-def statements_on(engine: Any, thread: int | None = None) -> Any:
-    """The SQL statements run on ``thread`` (default: this one) while the block runs."""
-    seen: list[str] = []
-    wanted = threading.get_ident() if thread is None else thread
-
-    def before(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        if threading.get_ident() == wanted:
-            seen.append(statement)
-
-    event.listen(engine, "before_cursor_execute", before)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", before)
+from tests.db_kit import counting
 
 
 def _turn(messages, tools, force):  # type: ignore[no-untyped-def]
@@ -84,11 +65,11 @@ async def test_open_and_ask_take_the_same_statements_at_any_length(ui, tone_wav)
     counts = {}
     for size in (4, 12):  # both longer than the FULL_TRACES shown whole
         conv = await _conversation(ui, audio_id, size)
-        with statements_on(engine) as opening:
+        with counting(engine) as opening:
             update, views = ui.opened(conv)
-        with statements_on(engine) as asking:
+        with counting(engine) as asking:
             started = ui.record_question(conv, AskRequest("next?"), [("scripted", "react")])
-        with statements_on(engine) as finishing:
+        with counting(engine) as finishing:
             ui.finished_view(conv, started.requests[0].run_id, [])
         ui.agent.runs.release(ui.agent._tickets.pop(started.requests[0].run_id))
         counts[size] = (len(opening), len(asking), len(finishing))
@@ -122,7 +103,7 @@ async def test_show_all_traces_reads_every_run(ui, tone_wav):
 async def test_asking_never_reads_the_database_on_the_event_loop(ui, tone_wav):
     audio_id = ui.agent.upload_file(tone_wav, owner=DEFAULT_OWNER).id
     conv = await _conversation(ui, audio_id, 4)
-    with statements_on(ui.agent.store.engine) as on_loop:
+    with counting(ui.agent.store.engine) as on_loop:
         updates = await _ask(ui, conv)
         opened = [u async for u in ui.open_live(conv, None)]
     assert on_loop == [], on_loop[:3]
