@@ -750,12 +750,15 @@ class _Ui:
             audio_id=audio_id,
             tools=list(tools or []),
         )
-        started = await asyncio.to_thread(self.record_question, conversation_id, ask, pairs)
-        started.uploaded = {"conversation": started.conversation_id, "path": audio_path}
-        return started
+        record = self.record_question
+        return await asyncio.to_thread(record, conversation_id, ask, pairs, audio_path)
 
     def record_question(
-        self, conversation_id: str | None, ask: AskRequest, pairs: list[tuple[str | None, str]]
+        self,
+        conversation_id: str | None,
+        ask: AskRequest,
+        pairs: list[tuple[str | None, str]],
+        audio_path: str | None = None,
     ) -> _Started:
         """Store the question (in a new conversation if needed) and prepare its runs. The
         conversation before it is read as it is opened (``opened``: a fixed number of
@@ -783,7 +786,7 @@ class _Ui:
             user=render.render_user(
                 message.text, message.choices, labels.get(new_audio) if new_audio else None
             ),
-            uploaded={},
+            uploaded={"conversation": conversation_id, "path": audio_path},
         )
 
     def started_view(self, started: _Started, running: str) -> dict[Any, Any]:
