@@ -18,9 +18,9 @@
    each a new conversation asking about its own spoken digit (offline default): p50/p95
    latency, errors, degraded runs, server RSS. Bounded by --load-timeout.
 8. history: a conversation of 50 answered questions against one of 1 (instant scripted
-   planner and tool, real server): open it and ask the next question over REST and through
-   the Gradio UI's own queue (time to the first and last update, bytes per update); the
-   ratio should stay within 1.5x.
+   planner and tools, real server): open it and ask the next question over REST and through
+   the Gradio UI's own queue (time to the first and last update, CPU time, bytes per
+   update); the ratios should stay within 1.5x.
 
 Figures that depend on the machine are also given as ratios. Nothing leaves loopback.
 """
