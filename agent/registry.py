@@ -322,9 +322,9 @@ def warm_up(log: Callable[[str], None] = print) -> dict[str, float]:
         timings[module] = round(time.monotonic() - begun, 2)
     begun = time.monotonic()
     try:  # GIL-bound models run in worker processes: start and warm them too
-        from agent.local_models import executor, music, signal
+        from agent.local_models import executor, signal
 
-        executor.get_executor().warm_processes([signal.warm_up, music.warm_up])
+        executor.get_executor().warm_processes([signal.warm_up])
         if executor.get_executor().processes:
             timings["worker processes"] = round(time.monotonic() - begun, 2)
     except Exception as exc:  # noqa: BLE001 - they start at the first call instead

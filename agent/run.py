@@ -443,7 +443,8 @@ class RunContext:
             if hit is not None:
                 return hit, True
         return await inflight.CALLS.run(
-            key, lambda: self._execute(tool, audio, arguments, tools, key, use_cache)
+            self._flight_key(key),
+            lambda: self._execute(tool, audio, arguments, tools, key, use_cache),
         )
 
     async def _execute(
@@ -479,6 +480,12 @@ class RunContext:
             await self._cache_put(key, tool.name, audio.id, result)
         return result
 
+    def _flight_key(self, key: str) -> str:
+        """Calls in flight are joined only within the cache's scope (one owner): joining
+        another owner's call would tell, by its speed, that someone has the same recording."""
+        scoped = getattr(self.cache, "scoped", None)
+        return scoped(key) if scoped is not None else key
+
     async def _cache_get(self, key: str) -> ToolResult | None:
         if key in self._looked_up:  # read with the rest of this turn's calls
             return self._looked_up.pop(key)
@@ -505,7 +512,7 @@ class RunContext:
                 await self._cache_put(key, tool.name, ctx.audio.id, result)
             return result
 
-        result, joined = await inflight.CALLS.run(key, compute)
+        result, joined = await inflight.CALLS.run(self._flight_key(key), compute)
         if joined:  # another run paid for it
             return result.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
         return result

@@ -7,10 +7,11 @@ Clips are built from the real recordings in /work/shared/data/librosa (LibriSpee
 followed by music, repeated to the length), resampled to 16 kHz. Each measurement runs in a
 fresh process: RSS after loading every model (idle) and the process's peak (VmHWM) after one
 question with the offline planner. GIL-bound models (pYIN, librosa's music analysis) run in
-worker processes (agent.local_models.executor), so the figures cover the whole tree: idle as
-the sum of PSS (shared pages split between the processes that share them) and peak as the sum
-of each process's own peak RSS (an upper bound: pages shared with the fork server count in
-every process). ``AUDIO_AGENT_MODEL_PROCESSES=0`` measures the threads-only setting.
+worker processes (agent.local_models.executor), so the figures cover the whole tree: the main
+process's RSS, plus the pages the fork server shares with its workers (copy-on-write, counted
+once), plus each worker's private pages; idle after warm-up, and the peak of that sum sampled
+every 20 ms during the question (also the main process's own peak RSS, VmHWM).
+``AUDIO_AGENT_MODEL_PROCESSES=0`` measures the threads-only setting.
 """
 
 from __future__ import annotations
@@ -83,19 +84,45 @@ def _field_mb(path: Path, key: str) -> float:
     return 0.0
 
 
-def _rss_mb() -> tuple[float, float]:
-    """(the tree's PSS now, the sum of each process's peak RSS) in MB, from /proc."""
-    pids = _tree()
-    pss = sum(_field_mb(Path(f"/proc/{pid}/smaps_rollup"), "Pss") for pid in pids)
-    peak = sum(_field_mb(Path(f"/proc/{pid}/status"), "VmHWM") for pid in pids)
-    return pss, peak
+def _tree_mb() -> float:
+    """Memory of the tree in MB: see the module doc (shared library pages counted once, in
+    the main process)."""
+    main, *children = _tree()
+    total = _field_mb(Path(f"/proc/{main}/status"), "VmRSS")
+    shared_among_children = 0.0
+    for pid in children:
+        rollup = Path(f"/proc/{pid}/smaps_rollup")
+        total += _field_mb(rollup, "Private_Clean") + _field_mb(rollup, "Private_Dirty")
+        shared_among_children = max(shared_among_children, _field_mb(rollup, "Shared_Dirty"))
+    return total + shared_among_children
+
+
+class _PeakSampler:
+    """The highest memory of the process tree, sampled in a thread while a question runs."""
+
+    def __init__(self, every_s: float = 0.02) -> None:
+        import threading
+
+        self.peak = _tree_mb()
+        self._stop = threading.Event()
+        self._every = every_s
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self._every):
+            self.peak = max(self.peak, _tree_mb())
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return max(self.peak, _tree_mb())
 
 
 def _reset_peak() -> None:
-    """Start VmHWM again from the current RSS, in every process of the tree (Linux >= 4.0)."""
-    for pid in _tree():
-        with contextlib.suppress(OSError):
-            Path(f"/proc/{pid}/clear_refs").write_text("5")
+    """Start VmHWM again from the current RSS (Linux >= 4.0)."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
 
 
 def _child(mode: str, wav: str, what: str) -> dict:
@@ -115,8 +142,9 @@ def _child(mode: str, wav: str, what: str) -> dict:
     store = AudioStore(Path(tempfile.mkdtemp(prefix="bench-mem-")))
     ref = store.add_file(wav)
     store.samples(ref)
-    idle, _ = _rss_mb()
+    idle = _tree_mb()
     _reset_peak()
+    sampler = _PeakSampler()
 
     async def question() -> str:
         request = RunRequest(
@@ -136,8 +164,15 @@ def _child(mode: str, wav: str, what: str) -> dict:
         return result.error or "ok"
 
     status = asyncio.run(question() if mode == "strategy" else one_tool())
-    _, peak = _rss_mb()
-    return {"idle_mb": round(idle), "peak_mb": round(peak), "status": status}
+    peak = sampler.stop()
+    main_peak = _field_mb(Path("/proc/self/status"), "VmHWM")
+    return {
+        "idle_mb": round(idle),
+        "peak_mb": round(peak),
+        "main_peak_mb": round(main_peak),
+        "processes": len(_tree()),
+        "status": status,
+    }
 
 
 def measure(mode: str, wav: Path, what: str) -> dict:
@@ -174,7 +209,7 @@ def main() -> None:
             for name in names:
                 print(f"{seconds:5.0f} s  {name:16} {measure('tool', wav, name)}", flush=True)
         return
-    print("clip   strategy        idle MB  peak MB  status")
+    print("clip   strategy        idle MB  peak MB  (main process peak RSS, processes)  status")
     for seconds in args.seconds:
         wav = build_clip(seconds, folder)
         for strategy in args.strategies:
@@ -183,7 +218,8 @@ def main() -> None:
                 print(f"{seconds:4.0f} s {strategy:15} error: {r['error']}")
                 continue
             print(
-                f"{seconds:4.0f} s {strategy:15} {r['idle_mb']:7} {r['peak_mb']:8}  {r['status']}",
+                f"{seconds:4.0f} s {strategy:15} {r['idle_mb']:7} {r['peak_mb']:8}  "
+                f"({r['main_peak_mb']} MB, {r['processes']})  {r['status']}",
                 flush=True,
             )
 

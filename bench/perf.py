@@ -384,7 +384,7 @@ def _gil_bound(folder: Path) -> None:
         return time.perf_counter() - begun
 
     size = executor.sizing()
-    for processes in (False, True):
+    for processes in (0, max(1, executor.process_count())):
         pool = executor.ModelExecutor(size.workers, size.threads_per_call, processes=processes)
         previous = executor.set_executor(pool)
         try:
@@ -395,7 +395,7 @@ def _gil_bound(folder: Path) -> None:
         finally:
             executor.set_executor(previous)
             pool.shutdown()
-        where = "worker processes" if processes else "model threads   "
+        where = f"{processes} worker process(es)" if processes else "model threads"
         print(
             f"GIL-bound (pYIN, 20 s) in {where}: one {ms(one)}, four at once {ms(four)}: "
             f"x{four / one:.2f}",

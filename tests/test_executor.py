@@ -146,15 +146,15 @@ async def test_timeout_counts_execution_not_the_wait_in_the_queue(tmp_path, tone
     release = threading.Event()
     # Both workers are busy for longer than the tool's timeout...
     blockers = [asyncio.ensure_future(ex.run_model(release.wait, 5)) for _ in range(2)]
-    asyncio.get_running_loop().call_later(0.6, release.set)
-    tool = ModelTool("short", 0.05)
-    request, cache = _one_call_run(store, audio, tool, timeout=0.3)
+    asyncio.get_running_loop().call_later(2.0, release.set)
+    tool = ModelTool("short", 0.05)  # a timeout with room for a loaded machine's scheduling
+    request, cache = _one_call_run(store, audio, tool, timeout=1.0)
     results = await _results(request, store, cache)
     await asyncio.gather(*blockers)
-    # ...yet the call, which itself runs 0.05 s, is not timed out by its 0.6 s in the queue.
+    # ...yet the call, which itself runs 0.05 s, is not timed out by its 2 s in the queue.
     assert results[0].error is None, results[0].error
     assert results[0].output == "done"
-    assert results[0].duration_s >= 0.5
+    assert results[0].duration_s >= 1.9
 
 
 async def test_a_call_that_runs_too_long_still_times_out(tmp_path, tone_wav, pool):
@@ -182,6 +182,26 @@ async def test_identical_calls_in_flight_are_joined_across_runs(tmp_path, tone_w
     flags = sorted(r[0].cached for r in results)
     assert flags == [False, True, True, True]  # one run paid; three shared its result
     assert all(r[0].output == "done" for r in results)
+
+
+async def test_calls_in_flight_are_joined_only_within_one_owner(tmp_path, tone_wav, pool):
+    from storage import SqlToolCache, Store
+
+    store = AudioStore(tmp_path / "audio")
+    audio = store.add_file(tone_wav)
+    db = Store.open(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    try:
+        tool = ModelTool("analyse", 0.3)
+        caches = [SqlToolCache(db, owner=o) for o in ("alice", "alice", "bob")]
+        runs = []
+        for cache in caches:
+            request, _ = _one_call_run(store, audio, tool, timeout=10)
+            runs.append(_results(request, store, cache))
+        results = await asyncio.gather(*runs)
+    finally:
+        db.close()
+    assert tool.invocations == 2  # alice's two runs share one call; bob's is his own
+    assert sorted(r[0].cached for r in results) == [False, False, True]
 
 
 async def test_a_stopped_run_does_not_cancel_the_call_its_sibling_waits_for(
@@ -353,7 +373,7 @@ def _dies_in_worker(parent: int) -> str:
 
 @pytest.fixture
 def process_pool():
-    executor = ex.ModelExecutor(workers=2, threads_per_call=1, processes=True)
+    executor = ex.ModelExecutor(workers=2, threads_per_call=1, processes=2)
     previous = ex.set_executor(executor)
     yield executor
     ex.set_executor(previous)
@@ -384,11 +404,16 @@ async def test_a_dead_worker_falls_back_to_threads(process_pool, caplog):
     assert not process_pool.processes
 
 
-def test_processes_follow_the_environment(monkeypatch):
+def test_worker_processes_follow_the_cores_and_the_environment(monkeypatch):
+    monkeypatch.delenv(ex.PROCESSES_ENV, raising=False)
+    assert [ex.process_count(c) for c in (1, 2, 4, 8)] == [0, 0, 2, 4]
     monkeypatch.setenv(ex.PROCESSES_ENV, "0")
-    assert not ex.processes_enabled()
-    monkeypatch.setenv(ex.PROCESSES_ENV, "1")
-    assert ex.processes_enabled()
+    assert ex.process_count(8) == 0
+    monkeypatch.setenv(ex.PROCESSES_ENV, "3")
+    assert ex.process_count(2) == 3
+    monkeypatch.setenv(ex.PROCESSES_ENV, "many")
+    with pytest.raises(ValueError, match="whole number"):
+        ex.process_count()
 
 
 def test_the_pitch_and_music_analyses_are_marked_gil_bound():

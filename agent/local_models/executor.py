@@ -6,10 +6,22 @@ writes, uploads and planner I/O never queue behind a model call.
 
 Sizing: ``workers`` calls run at once (default: one per core) and each model is told to use
 ``threads_per_call`` threads (default: cores // workers), so concurrent calls never ask for
-more threads than there are cores. Threads, not processes: CTranslate2 and ONNX Runtime
-release the GIL while they compute, so threads run them in parallel and share one copy of
-each model. ``AUDIO_AGENT_MODEL_WORKERS`` and ``AUDIO_AGENT_MODEL_THREADS`` override the
-sizing (read once, at the first call).
+more threads than there are cores.
+
+Threads or processes, by whether the model releases the GIL. CTranslate2 (whisper) and ONNX
+Runtime (VAD, YAMNet, basic-pitch, embeddings) release it while they compute, so threads run
+them in parallel and share one copy of each model. librosa's pYIN (a numba Viterbi pass) and
+its tempo/key analysis hold it: in threads they stall the web server's interpreter and each
+other. Functions marked ``@holds_gil`` therefore run in worker processes forked from a server
+that has loaded and warmed them (``agent.local_models.worker_preload``); the calling model
+thread waits for the result, so the queue, the bound and the tool clock are the same for both
+kinds. Sizing: ``AUDIO_AGENT_MODEL_PROCESSES`` worker processes; 0 keeps everything in
+threads. Default: cores // 2 from four cores up, none below. On two cores the model threads
+already keep both cores busy, so a worker process adds no throughput, only memory (measured
+with bench/memory.py: a 300 s clip peaked 100-300 MB higher with one worker, over the 1.2 GB
+budget for ``refine``); from four cores the GIL-bound analyses get cores of their own.
+``AUDIO_AGENT_MODEL_WORKERS`` and ``AUDIO_AGENT_MODEL_THREADS`` override the
+thread sizing (all read once, at the first call).
 
 Jobs wait in a FIFO queue in front of the workers. A tool's timeout counts only the time its
 jobs run, not their wait in the queue: the loop gives each tool call a ``ToolClock``
@@ -39,7 +51,7 @@ WORKERS_ENV = "AUDIO_AGENT_MODEL_WORKERS"
 THREADS_ENV = "AUDIO_AGENT_MODEL_THREADS"
 PROCESSES_ENV = "AUDIO_AGENT_MODEL_PROCESSES"
 # What the worker processes' fork server imports once (shared by every worker it forks).
-PRELOAD = ["__main__", "numpy", "scipy.signal", "librosa"]
+PRELOAD = ["__main__", "agent.local_models.worker_preload"]
 
 
 def holds_gil(fn: Callable[..., T]) -> Callable[..., T]:
@@ -58,15 +70,20 @@ def _marked(fn: Callable[..., Any]) -> bool:
     return bool(getattr(fn, "holds_gil", False))
 
 
-def processes_enabled() -> bool:
-    """Worker processes for GIL-bound models: on with more than one core, unless
-    ``AUDIO_AGENT_MODEL_PROCESSES`` is 0 / false / no."""
-    raw = os.environ.get(PROCESSES_ENV, "").strip().lower()
-    if raw in ("0", "false", "no", "off"):
-        return False
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    return cpu_count() > 1
+def process_count(cores: int | None = None) -> int:
+    """Worker processes for GIL-bound models: ``AUDIO_AGENT_MODEL_PROCESSES`` if set (0 = none,
+    threads only), else cores // 2 from four cores up, else none (see the module doc)."""
+    raw = os.environ.get(PROCESSES_ENV, "").strip()
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError as exc:
+            raise ValueError(f"{PROCESSES_ENV}={raw!r} is not a whole number.") from exc
+        if value < 0:
+            raise ValueError(f"{PROCESSES_ENV} must be 0 or more (got {value}).")
+        return value
+    cores = cores or cpu_count()
+    return cores // 2 if cores >= 4 else 0
 
 
 def _init_worker_process(threads: int) -> None:
@@ -191,10 +208,10 @@ async def _as_coro(awaitable: Awaitable[T]) -> T:
 class ModelExecutor:
     """A bounded FIFO pool for model calls, with its queue depth visible."""
 
-    def __init__(self, workers: int, threads_per_call: int = 1, *, processes: bool = False) -> None:
+    def __init__(self, workers: int, threads_per_call: int = 1, *, processes: int = 0) -> None:
         self.workers = workers
         self.threads_per_call = threads_per_call
-        self.processes = processes  # GIL-bound functions in worker processes
+        self.processes = processes  # worker processes for GIL-bound functions (0: threads)
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="model"
         )
@@ -265,7 +282,7 @@ class ModelExecutor:
             return self.process_pool().submit(fn, *args, **kwargs).result()
         except BrokenProcessPool as exc:
             if self.processes:
-                self.processes = False
+                self.processes = 0
                 log.warning(
                     "model worker processes failed (%s); GIL-bound models run in threads", exc
                 )
@@ -285,7 +302,7 @@ class ModelExecutor:
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(PRELOAD)
                 pool = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=self.workers,
+                    max_workers=self.processes,
                     mp_context=context,
                     initializer=_init_worker_process,
                     initargs=(self.threads_per_call,),
@@ -303,11 +320,11 @@ class ModelExecutor:
 
         pool = self.process_pool()
         try:
-            futures = [pool.submit(w) for w in warm_ups for _ in range(self.workers)]
+            futures = [pool.submit(w) for w in warm_ups for _ in range(self.processes)]
             for future in futures:
                 future.result()
         except BrokenProcessPool as exc:
-            self.processes = False
+            self.processes = 0
             log.warning("model worker processes failed (%s); GIL-bound models run in threads", exc)
 
     def shutdown(self) -> None:
@@ -327,7 +344,7 @@ def get_executor() -> ModelExecutor:
         if _EXECUTOR is None:
             size = sizing()
             _EXECUTOR = ModelExecutor(
-                size.workers, size.threads_per_call, processes=processes_enabled()
+                size.workers, size.threads_per_call, processes=process_count()
             )
         return _EXECUTOR
 

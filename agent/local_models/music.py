@@ -71,12 +71,19 @@ class Note:
     amplitude: float  # mean note activation, 0..1
 
 
-def warm_up() -> None:
-    """Compile librosa's numba code paths (slow on the first call) and load the note model."""
+def warm_up_tone() -> np.ndarray:
+    """2 s of a tone with clicks: enough to run every code path of ``analyze``."""
     t = np.arange(2 * SAMPLE_RATE) / SAMPLE_RATE
     tone = (0.3 * np.sin(2 * np.pi * 440.0 * t)).astype(np.float32)
     tone[:: SAMPLE_RATE // 2] = 1.0
-    analyze(tone)
+    return tone
+
+
+def warm_up() -> None:
+    """Compile librosa's numba code paths (slow on the first call) and load the note model;
+    with worker processes (executor), ``analyze`` is warmed there instead."""
+    if not executor.get_executor().processes:
+        analyze(warm_up_tone())
     _note_session()
 
 

@@ -1,0 +1,18 @@
+"""Imported once by the fork server of the model worker processes (never by the app itself).
+
+It loads what the GIL-bound model functions use and runs their warm-ups (numba compiles
+pYIN's Viterbi pass; librosa loads its submodules lazily), so every worker forked from the
+server starts warm and shares those pages with the server and the other workers instead of
+holding its own copy (``agent.local_models.executor``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from agent.local_models import music, signal
+
+    signal.warm_up()
+    music.analyze(music.warm_up_tone())  # not music.warm_up(): notes run in the app's threads
