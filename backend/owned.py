@@ -9,7 +9,9 @@ cannot read unscoped data by accident.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from collections.abc import AsyncIterator
 from typing import Any
 
 from agent.audio import AudioRef, AudioStore
@@ -46,6 +48,9 @@ class OwnedStore:
 
     def get_audio(self, audio_id: str) -> AudioInfo | None:
         return self._store.get_audio(audio_id, self.owner)
+
+    def audio_infos(self, audio_ids: Any) -> dict[str, AudioInfo]:
+        return self._store.audio_infos(audio_ids, self.owner)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         return self._store.get_run(run_id, self.owner)
@@ -114,14 +119,18 @@ class OwnedService:
     def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
         return self._service.conversation_or_404(conversation_id, owner=self.owner)
 
-    def conversation_view(self, conversation_id: str, *, events: bool = True) -> list[MessageView]:
-        return self._service.conversation_view(conversation_id, owner=self.owner, events=events)
+    def conversation_view(
+        self, conversation_id: str, *, events: bool = True, full_last: int | None = None
+    ) -> list[MessageView]:
+        return self._service.conversation_view(
+            conversation_id, owner=self.owner, events=events, full_last=full_last
+        )
 
     async def conversation_view_async(
-        self, conversation_id: str, *, events: bool = True
+        self, conversation_id: str, *, events: bool = True, full_last: int | None = None
     ) -> list[MessageView]:
         return await self._service.conversation_view_async(
-            conversation_id, owner=self.owner, events=events
+            conversation_id, owner=self.owner, events=events, full_last=full_last
         )
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
@@ -145,17 +154,39 @@ class OwnedService:
     def stop_runs(self, run_ids: list[str]) -> list[str]:
         return self._service.stop_runs([r for r in run_ids if self.store.get_run(r) is not None])
 
-    def follow(self, run_ids: list[str], after: Any = 0) -> Any:
-        mine = [r for r in run_ids if self.store.get_run(r) is not None]
-        return self._service.follow(mine, after)
+    def mine(self, run_ids: list[str]) -> list[str]:
+        """Those of ``run_ids`` that are this owner's."""
+        return [r for r in run_ids if self.store.get_run(r) is not None]
 
-    def stream(self, conversation_id: str, request: Any, **kwargs: Any) -> Any:
-        self.conversation_or_404(conversation_id)
-        return self._service.stream(conversation_id, request, **kwargs)
+    async def follow(self, run_ids: list[str], after: Any = 0) -> AsyncIterator[Any]:
+        """``AgentService.follow`` for this owner's runs (checked in a thread: the database
+        is never read on the event loop)."""
+        mine = await asyncio.to_thread(self.mine, run_ids)
+        async for event in self._service.follow(mine, after):
+            yield event
 
-    def stream_many(self, conversation_id: str, requests: list[Any]) -> Any:
-        self.conversation_or_404(conversation_id)
-        return self._service.stream_many(conversation_id, requests)
+    async def stream(
+        self, conversation_id: str, request: Any, *, answer_message: bool = True
+    ) -> AsyncIterator[Any]:
+        """``AgentService.stream`` for this owner's conversation; the checks and the start in
+        a thread."""
+        async for event in self.stream_many(conversation_id, [request], answer_message):
+            yield event
+
+    async def stream_many(
+        self, conversation_id: str, requests: list[Any], answer_message: bool = True
+    ) -> AsyncIterator[Any]:
+        """``AgentService.stream_many`` for this owner's conversation (see ``stream``)."""
+
+        def start() -> list[str]:
+            self.conversation_or_404(conversation_id)
+            return self._service.start_runs(
+                conversation_id, requests, owner=self.owner, answer_message=answer_message
+            )
+
+        run_ids = await asyncio.to_thread(start)
+        async for event in self._service.follow(run_ids):
+            yield event
 
     def compare_summary(self, run_ids: list[str]) -> CompareSummary:
         mine = [r for r in run_ids if self.store.get_run(r) is not None]

@@ -116,10 +116,15 @@ class CompareSummary:
         }
 
 
+# What a run's answer needs shown without its trace: who answered, the answer, the totals.
+SUMMARY_EVENT_TYPES = ("run_started", "answer", "run_finished", "run_failed")
+
+
 @dataclass
 class RunView:
     info: RunInfo
     events: list[ev.Event]
+    complete: bool = True  # False: only its SUMMARY_EVENT_TYPES events were read
 
 
 @dataclass
@@ -250,37 +255,57 @@ class AgentService:
         return info
 
     def conversation_view(
-        self, conversation_id: str, *, owner: str, events: bool = True
+        self,
+        conversation_id: str,
+        *,
+        owner: str,
+        events: bool = True,
+        full_last: int | None = None,
     ) -> list[MessageView]:
         """Messages with their runs, in a fixed number of queries (not one per message).
 
         ``events=False``: run rows only (a list of runs, a new question), which does not
-        grow with the length of the runs' traces."""
+        grow with the length of the runs' traces. ``full_last=N``: every event of the runs
+        of the last N questions, and of earlier runs only their summary (start, answer,
+        end: ``RunView.complete`` False), so that the events read do not grow with the
+        number of questions."""
         self.conversation_or_404(conversation_id, owner=owner)
         messages = self.store.list_messages(conversation_id)
         runs = self.store.conversation_runs(conversation_id)
-        stored = (
-            self.store.events_for_runs(r.id for rs in runs.values() for r in rs) if events else {}
-        )
+        asked = [m.id for m in messages if m.role == "user"]
+        full = set(asked if full_last is None else asked[max(0, len(asked) - full_last) :])
+        stored: dict[str, list[ev.Event]] = {}
+        if events:
+            stored = self.store.events_for_runs(r.id for m in full for r in runs.get(m, []))
+            rest = [r.id for m in asked if m not in full for r in runs.get(m, [])]
+            stored.update(self.store.events_for_runs(rest, SUMMARY_EVENT_TYPES))
         views = []
         for message in messages:
             infos = runs.get(message.id, []) if message.role == "user" else []
-            views.append(MessageView(message, [RunView(i, stored.get(i.id, [])) for i in infos]))
+            complete = not events or message.id in full
+            run_views = [RunView(i, stored.get(i.id, []), complete) for i in infos]
+            views.append(MessageView(message, run_views))
         return views
 
     async def conversation_view_async(
-        self, conversation_id: str, *, owner: str, events: bool = True
+        self,
+        conversation_id: str,
+        *,
+        owner: str,
+        events: bool = True,
+        full_last: int | None = None,
     ) -> list[MessageView]:
         """``conversation_view`` off the event loop."""
         return await asyncio.to_thread(
-            self.conversation_view, conversation_id, owner=owner, events=events
+            self.conversation_view,
+            conversation_id,
+            owner=owner,
+            events=events,
+            full_last=full_last,
         )
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
-        for message in reversed(self.store.list_messages(conversation_id)):
-            if message.audio_id:
-                return message.audio_id
-        return None
+        return self.store.latest_audio_id(conversation_id)
 
     def _history(self, conversation_id: str) -> list[PriorTurn]:
         """The planner's view of earlier questions and answers: one query."""

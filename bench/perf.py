@@ -17,6 +17,10 @@
 7. load: N concurrent sessions (default 50) against a server this script starts on loopback,
    each a new conversation asking about its own spoken digit (offline default): p50/p95
    latency, errors, degraded runs, server RSS. Bounded by --load-timeout.
+8. history: a conversation of 50 answered questions against one of 1 (instant scripted
+   planner and tools, real server): open it and ask the next question over REST and through
+   the Gradio UI's own queue (time to the first and last update, CPU time, bytes per
+   update); the ratios should stay within 1.5x.
 
 Figures that depend on the machine are also given as ratios. Nothing leaves loopback.
 """
@@ -568,6 +572,205 @@ def section_load(sessions: int, timeout: float, folder: Path) -> None:
     )
 
 
+# -- 8. history -----------------------------------------------------------------------------------
+
+HISTORY_LENGTH = 50  # answered questions in the long conversation
+HISTORY_OUTPUT = "word " * 200  # each scripted tool result: about a short transcript's size
+HISTORY_TOOLS = ["transcribe", "sound_events", "signal_facts"]
+HISTORY_ASK = {"question": "What is said?", "planner": "scripted", "tools": HISTORY_TOOLS}
+
+
+class _GradioPage:
+    """One browser tab's events over Gradio's real queue (``/gradio_api/queue``): join an
+    event, then read its server-sent messages; times and sizes of its updates."""
+
+    def __init__(self, http: httpx.Client, session: str) -> None:
+        self.http = http
+        self.session = session
+        config = http.get("/config").json()
+        self.prefix = config.get("api_prefix", "/gradio_api")
+        self.components = {c["id"]: c for c in config["components"]}
+        self.dependencies = {d["api_name"]: d for d in config["dependencies"]}
+
+    def inputs(self, api_name: str, **values: Any) -> list[Any]:
+        """The event's inputs at their defaults, with ``values`` by elem_id."""
+        out = []
+        for component_id in self.dependencies[api_name]["inputs"]:
+            props = self.components[component_id]["props"]
+            out.append(values.get(props.get("elem_id") or "", props.get("value")))
+        return out
+
+    def run(self, api_name: str, data: list[Any], event_data: Any = None) -> dict[str, Any]:
+        """Times to the first update and to the end, and the bytes of each update."""
+        body = {
+            "data": data,
+            "event_data": event_data,
+            "fn_index": self.dependencies[api_name]["id"],
+            "trigger_id": None,
+            "session_hash": self.session,
+        }
+        begun, cpu = time.perf_counter(), time.process_time()
+        event_id = self.http.post(f"{self.prefix}/queue/join", json=body).json()["event_id"]
+        first, sizes = None, []
+        url = f"{self.prefix}/queue/data"
+        with self.http.stream("GET", url, params={"session_hash": self.session}) as resp:
+            for line in resp.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                message = json.loads(line[5:])
+                if message.get("event_id") != event_id:
+                    continue
+                if message["msg"] in ("process_generating", "process_completed"):
+                    first = first or time.perf_counter() - begun
+                    sizes.append(len(line))
+                if message["msg"] == "process_completed":
+                    if not message.get("success", True):
+                        raise RuntimeError(f"{api_name} failed: {message.get('output')}")
+                    break
+        return {
+            "first": first or float("nan"),
+            "last": time.perf_counter() - begun,
+            "cpu": time.process_time() - cpu,  # server and this client: one process
+            "sizes": sizes,
+        }
+
+
+def _history_registry() -> Any:
+    """A planner that reasons a little, calls three tools at once, then answers with a
+    rationale; tools that return about a short transcript each (about 25 events a run)."""
+    from agent.planners.base import FinalAnswer
+    from agent.registry import Registry
+    from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
+
+    def turn(messages, specs, force):  # type: ignore[no-untyped-def]
+        if any(m.role == "tool" for m in messages):
+            rationale = "The transcript and the sound events agree on what is heard."
+            return ScriptedTurn("All three agree.", answer=FinalAnswer("done", rationale=rationale))
+        text = "I will transcribe the recording, tag its sounds and measure its signal."
+        return ScriptedTurn(text, calls=[(name, {}) for name in HISTORY_TOOLS])
+
+    registry = Registry()
+    registry.register(ScriptedPlanner([turn], name="scripted"), kind="planner")
+    for name in HISTORY_TOOLS:
+        registry.register(ScriptedTool(name, HISTORY_OUTPUT), kind="tool")
+    return registry
+
+
+def _history_app(folder: Path) -> Any:
+    from app import create_app
+    from backend.settings import Settings
+
+    settings = Settings(
+        data_dir=folder / "history", warm_up=False, owner_runs_per_minute=0, owner_max_runs=0
+    )  # no admission limits: this measures the conversation, not the quota
+    return create_app(settings, registry=_history_registry())
+
+
+def _rest_ask(http: httpx.Client, conv: str, audio_id: str) -> tuple[float, float]:
+    """Ask over HTTP and stream to the end: (first event, whole run), seconds."""
+    body = {**HISTORY_ASK, "audio_id": audio_id}
+    begun = time.perf_counter()
+    first = None
+    with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
+        resp.raise_for_status()
+        for line in resp.iter_lines():
+            if line.startswith("data:") and first is None:
+                first = time.perf_counter() - begun
+    return first or float("nan"), time.perf_counter() - begun
+
+
+def _conversation_of(http: httpx.Client, audio_id: str, questions: int) -> str:
+    conv = http.post("/api/conversations", json={}).json()["id"]
+    for _ in range(questions):
+        _rest_ask(http, conv, audio_id)
+    return conv
+
+
+def _history_step(
+    http: httpx.Client, page: _GradioPage, conv: str, audio_id: str, out: dict[str, list[float]]
+) -> None:
+    """Open ``conv`` and ask it one more question, over REST and through the UI; adds the
+    figures to ``out``."""
+
+    def add(key: str, value: float) -> None:
+        out.setdefault(key, []).append(value)
+
+    walls, cpus = [], []
+    for _ in range(5):  # the best of five: a GET is short, and stray work in the process is not
+        begun, cpu = time.perf_counter(), time.process_time()
+        got = http.get(f"/api/conversations/{conv}")
+        walls.append(time.perf_counter() - begun)
+        cpus.append(time.process_time() - cpu)
+    add("rest_open", min(walls))
+    add("rest_open_cpu", min(cpus))
+    add("rest_open_kb", len(got.content) / 1024)
+    first, whole = _rest_ask(http, conv, audio_id)
+    add("rest_first", first)
+    add("rest_ask", whole)
+    opened = page.run("pick_conversation", [], {"id": conv})
+    add("ui_open", opened["last"])
+    add("ui_open_cpu", opened["cpu"])
+    add("ui_open_kb", sum(opened["sizes"]) / 1024)
+    asked = page.run("submit", page.inputs("submit", **HISTORY_ASK))
+    add("ui_first", asked["first"])
+    add("ui_ask", asked["last"])
+    add("ui_ask_cpu", asked["cpu"])
+    add("ui_update_kb", median([s / 1024 for s in asked["sizes"][1:-1]]))
+    add("ui_first_kb", asked["sizes"][0] / 1024)
+
+
+def section_history(reps: int, folder: Path) -> None:
+    from tests.servers import serve
+
+    heading(
+        f"8. History: a conversation of {HISTORY_LENGTH} answered questions vs one of 1 "
+        "(real server, instant scripted planner and tools)"
+    )
+    app = _history_app(folder)
+    with serve(app) as base, httpx.Client(base_url=base, timeout=120) as http:
+        with _silence(folder).open("rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("s.wav", fh)}).json()["id"]
+        page = _GradioPage(http, session="bench-history")
+        long = _conversation_of(http, audio_id, HISTORY_LENGTH)
+
+        def new() -> str:
+            return _conversation_of(http, audio_id, 1)
+
+        _history_step(http, page, new(), audio_id, {})  # warm: imports, first renders
+        figures: dict[str, dict[str, list[float]]] = {"new": {}, "long": {}}
+        for _ in range(reps):  # alternating, so that a busy moment hits both alike
+            _history_step(http, page, new(), audio_id, figures["new"])
+            _history_step(http, page, long, audio_id, figures["long"])
+    rows = (
+        ("REST: GET conversation (best of 5)", "rest_open", "ms"),
+        ("REST: GET, CPU time (best of 5)", "rest_open_cpu", "ms"),
+        ("REST: its size", "rest_open_kb", "KB"),
+        ("REST: ask, first event", "rest_first", "ms"),
+        ("REST: ask, whole run", "rest_ask", "ms"),
+        ("UI: open from the sidebar", "ui_open", "ms"),
+        ("UI: open, CPU time", "ui_open_cpu", "ms"),
+        ("UI: bytes sent to open", "ui_open_kb", "KB"),
+        ("UI: ask, first update", "ui_first", "ms"),
+        ("UI: ask, to the last update", "ui_ask", "ms"),
+        ("UI: ask, CPU time", "ui_ask_cpu", "ms"),
+        ("UI: ask, first update size", "ui_first_kb", "KB"),
+        ("UI: ask, median update size", "ui_update_kb", "KB"),
+    )
+    print(f"{'median of ' + str(reps):34} {'1 question':>12} {HISTORY_LENGTH:>9} q.   ratio")
+    for label, key, unit in rows:
+        new, long_ = median(figures["new"][key]), median(figures["long"][key])
+        scale = 1000 if unit == "ms" else 1
+        print(
+            f"{label:34} {new * scale:9.1f} {unit} {long_ * scale:9.1f} {unit}  "
+            f"x{long_ / new:5.2f}",
+            flush=True,
+        )
+    print(
+        "CPU time: of this process (the server and this client), which other load on the "
+        "machine disturbs less than wall time. Target: the 50-question ratios within x1.5."
+    )
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -577,7 +780,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--load-timeout", type=float, default=900.0)
     parser.add_argument(
-        "--skip", default="", help="overhead,runs,sse,peers,parallel,cache,offline,load"
+        "--skip", default="", help="overhead,runs,sse,peers,parallel,cache,offline,load,history"
     )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -594,6 +797,7 @@ def main() -> None:
             ("cache", lambda: section_cache(folder)),
             ("offline", lambda: section_offline(folder)),
             ("load", lambda: section_load(args.sessions, args.load_timeout, folder)),
+            ("history", lambda: section_history(5 if args.quick else 11, folder)),
         ]
         for name, section in sections:
             if name not in skip:

@@ -1,10 +1,12 @@
 """Temporary files the UI writes, and their removal when a conversation is deleted.
 
-The UI hands Gradio files to serve: a copy of a recording (for the audio player) and a JSON
-export (for the download button). They live under ``<tmp>/audio-agent-ui``:
+The UI hands Gradio files to serve: a copy of a recording (for the audio player); earlier
+versions also wrote a JSON export for the download button on every open and answer (the page
+now links to the API's export, made when clicked, and writes none). They live under
+``<tmp>/audio-agent-ui``:
 
     audio/<audio id>/<name>.<ext>            one per recording
-    exports/<conversation id>/<title>-<id8>.json
+    exports/<conversation id>/<title>-<id8>.json   (left by earlier versions)
 
 Gradio copies every file it serves, and every file a visitor uploads, into its own cache
 (``GRADIO_TEMP_DIR``, default ``<tmp>/gradio``) as ``<sha256(seed + bytes)>/<name>``. So when a

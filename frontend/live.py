@@ -6,6 +6,7 @@ leaving the page only stops following them; only Stop ends them early.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -47,26 +48,32 @@ def session_of(request: Any) -> str:
 async def open_and_follow(
     ui: _Ui, follows: Follows, conversation_id: str | None, request: Any
 ) -> AsyncIterator[dict[Any, Any]]:
-    """Open a conversation; while its latest question's runs are live, follow them."""
+    """Open a conversation; while its latest question's runs are live, follow them.
+
+    The conversation is read and rendered once, in a thread; each update while following
+    renders only the latest question again, after the messages before it."""
     session = session_of(request)
     token = follows.begin(session)
     try:
-        yield ui.open_conversation(conversation_id)
-        if not conversation_id or ui.store.get_conversation(conversation_id) is None:
+        opened, views = await asyncio.to_thread(ui.opened, conversation_id)
+        yield opened
+        latest = next((i for i in range(len(views) - 1, -1, -1) if views[i].runs), None)
+        if latest is None:
             return
-        views = ui.service.conversation_view(conversation_id)
-        latest = next((v for v in reversed(views) if v.runs), None)
-        live = [r for r in latest.runs if r.info.status == "running"] if latest else []
-        if latest is None or not live:
+        live = [r for r in views[latest].runs if r.info.status == "running"]
+        if not live:
             return
         c = ui.components
-        labels = ui.audio_labels(views)
+        labels = await asyncio.to_thread(ui.audio_labels, views)
+        before = views[:latest]
+        head = await asyncio.to_thread(render.render_conversation, before, labels)
         after = {r.info.id: (r.events[-1].seq if r.events else 0) for r in live}
         by_id = {r.info.id: r for r in live}
-        compare = len(latest.runs) > 1
+        compare = len(views[latest].runs) > 1
 
         def update() -> dict[Any, Any]:
-            out: dict[Any, Any] = {c["chatbot"]: render.render_conversation(views, labels)}
+            tail = render.render_conversation(views[latest:], labels, render.last_audio(before))
+            out: dict[Any, Any] = {c["chatbot"]: [*head, *tail]}
             if compare:
                 out.update(ui.stored_compare(views))
             else:
@@ -83,7 +90,7 @@ async def open_and_follow(
             if not isinstance(event, ev.PlannerDelta) or now - last >= UPDATE_EVERY_S:
                 last = now
                 yield update()
-        if follows.current(session, token):
-            yield ui.open_conversation(conversation_id)  # the stored end: answer, totals
+        if follows.current(session, token):  # the stored end: answer, totals
+            yield await asyncio.to_thread(ui.open_conversation, conversation_id)
     finally:
         follows.end(session, token)

@@ -444,18 +444,50 @@ def _failed_message(event: ev.RunFailed) -> Message:
 # --------------------------------------------------------------------------- conversations
 
 
+TRACE_NOT_LOADED = (
+    "This earlier answer's reasoning and tool calls were not loaded with the conversation, so "
+    "that a long one opens fast: **Show all traces** (below, beside *Retry last question*) "
+    "loads them here; **Trace and timeline of an answer** shows the calls and timeline of "
+    "any run."
+)
+
+
+def render_summary(run: RunView) -> list[Message]:
+    """An earlier run read without its trace (``RunView.complete`` False: only its start,
+    answer and end): one closed panel that says what it did and where its trace is, then
+    its answer (or failure) as when it was live."""
+    info = run.info
+    title = f"Trace: {_plural(info.calls, 'tool call')}, not loaded"
+    panel = _panel(title, TRACE_NOT_LOADED, "done", ident=f"{info.id}:trace")
+    return [panel, *render_run(run.events)]
+
+
+def render_run_view(run: RunView) -> list[Message]:
+    """A stored run: its whole trace, or its summary when only that was read."""
+    return render_run(run.events) if run.complete else render_summary(run)
+
+
+def last_audio(views: Sequence[MessageView]) -> str | None:
+    """The recording of the last message in ``views`` that has one."""
+    return next((v.message.audio_id for v in reversed(views) if v.message.audio_id), None)
+
+
 def render_conversation(
-    views: Sequence[MessageView], audio_labels: Mapping[str, str] | None = None
+    views: Sequence[MessageView],
+    audio_labels: Mapping[str, str] | None = None,
+    previous_audio: str | None = None,
 ) -> list[Message]:
-    """A stored conversation: each question with the full trace of its runs, as when live.
+    """A stored conversation: each question with the full trace of its runs, as when live
+    (or their summary, for runs read without their trace).
 
     ``audio_labels`` maps audio ids to a label ("dog.wav (5.0 s)"); the label is shown on a
-    question whose audio differs from the previous question's. Stored assistant messages
-    repeat the runs' answers, so they are only shown for a question without an answer event.
+    question whose audio differs from the previous question's (``previous_audio``: that of
+    the question before ``views``, when they are the end of a conversation). Stored
+    assistant messages repeat the runs' answers, so they are only shown for a question
+    without an answer event.
     """
     labels = audio_labels or {}
     messages: list[Message] = []
-    previous_audio: str | None = None
     answered = False
     for view in views:
         info = view.message
@@ -471,7 +503,7 @@ def render_conversation(
                 continue
             answered = False
             for run in view.runs:
-                messages.extend(render_run(run.events))
+                messages.extend(render_run_view(run))
                 answered = answered or any(isinstance(e, ev.Answer) for e in run.events)
         elif not answered:
             messages.append({"role": "assistant", "content": md_escape(info.text)})
@@ -619,7 +651,7 @@ def render_compare(runs: Sequence[RunView]) -> list[Message]:
         label = contender_label(planner_label_of(run.events, run.info.planner), run.info.strategy)
         heading = f"**Run {number} of {len(runs)}: {md_escape(label)}**"
         messages.append({"role": "assistant", "content": heading})
-        messages.extend(render_run(run.events))
+        messages.extend(render_run_view(run))
     summary = CompareSummary.from_rows([stored_summary_row(r) for r in runs])
     messages.append(render_compare_summary(summary))
     return messages

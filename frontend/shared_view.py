@@ -82,7 +82,7 @@ def build_shared_view(service: AgentService) -> gr.Blocks:
             return [], "", None
         ui = base.for_owner(shared["owner"])
         run = ui.store.get_run(run_id)
-        views = ui.service.conversation_view(shared["conversation"])
+        views = ui.service.conversation_view(shared["conversation"], events=False)  # rows only
         if run is None or all(r.info.id != run_id for v in views for r in v.runs):
             return [], "", None
         events = ui.store.run_events(run_id)

@@ -21,10 +21,8 @@ import asyncio
 import copy
 import html
 import itertools
-import json
 import logging
 import os
-import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -46,16 +44,18 @@ from backend.service import (
     AskRequest,
     CompareSummary,
     MessageView,
+    RunView,
     ServiceError,
 )
 from frontend import files, history, live, render, shared_view, timeline
-from storage.schemas import MessageInfo
+from storage.schemas import AudioInfo, MessageInfo
 
 log = logging.getLogger(__name__)
 
 TITLE = "Ask about audio"
 DEFAULT_STRATEGY = "react"
 UPDATE_EVERY_S = 0.1  # at most this often for planner text deltas; structure always at once
+FULL_TRACES = 3  # the chat shows the whole trace of the last questions, the answer of the rest
 FORMATS = "wav, mp3, ogg, flac, m4a, webm"
 MAX_CONTENDERS = 4  # runs in one comparison
 DEFAULT_COMPARE_STRATEGIES = ("react", "evidence")
@@ -74,10 +74,6 @@ _HERE = Path(__file__).parent
 CSS = (_HERE / "page.css").read_text()
 PAGE_JS = (_HERE / "page.js").read_text()
 HISTORY_JS = (_HERE / "history.js").read_text()
-
-
-def _temp_dir(*parts: str) -> Path:
-    return files.temp_dir(*parts)  # removed with the conversation: see frontend/files.py
 
 
 def parse_choices(text: str | None) -> list[str]:
@@ -235,21 +231,20 @@ class _Ui:
         return history.history_html(self.history_entries(), selected)
 
     def audio_labels(self, views: list[MessageView]) -> dict[str, str]:
-        labels = {}
-        for view in views:
-            audio_id = view.message.audio_id
-            if audio_id and audio_id not in labels:
-                info = self.store.get_audio(audio_id)
-                labels[audio_id] = (
-                    render.audio_label(info.name, info.duration_s) if info else "recording"
-                )
-        return labels
+        """A label for each recording of the conversation (one query, whatever its length)."""
+        ids = [v.message.audio_id for v in views if v.message.audio_id]
+        infos = self.store.audio_infos(ids)
+        return {
+            a: render.audio_label(infos[a].name, infos[a].duration_s) if a in infos else "recording"
+            for a in ids
+        }
 
-    def audio_note(self, conversation_id: str | None) -> str:
-        if not conversation_id:
-            return ""
-        audio_id = self.service.latest_audio_id(conversation_id)
-        info = self.store.get_audio(audio_id) if audio_id else None
+    def latest_audio(self, conversation_id: str | None) -> AudioInfo | None:
+        """The recording a follow-up question uses (two small reads)."""
+        audio_id = self.service.latest_audio_id(conversation_id) if conversation_id else None
+        return self.store.get_audio(audio_id) if audio_id else None
+
+    def audio_note(self, info: AudioInfo | None) -> str:
         if info is None:
             return ""
         return (
@@ -257,11 +252,9 @@ class _Ui:
             "unless you give another recording below."
         )
 
-    def player_html(self, conversation_id: str | None) -> str:
+    def player_html(self, info: AudioInfo | None) -> str:
         """The conversation's recording as a compact player with a download link ("" without
         one); the timelines play it from the time clicked."""
-        audio_id = self.service.latest_audio_id(conversation_id) if conversation_id else None
-        info = self.store.get_audio(audio_id) if audio_id else None
         if info is None:
             return ""
         url = f"/api/audio/{html.escape(info.id)}"
@@ -277,29 +270,16 @@ class _Ui:
     def audio_views(self, conversation_id: str | None) -> dict[Any, Any]:
         """The player, the note under it, and the new-recording box (open without one)."""
         c = self.components
-        player = self.player_html(conversation_id)
+        info = self.latest_audio(conversation_id)
+        player = self.player_html(info)
         return {
             c["player"]: gr.update(value=player, visible=bool(player)),
-            c["audio_note"]: self.audio_note(conversation_id),
+            c["audio_note"]: self.audio_note(info),
             c["audio_box"]: gr.Accordion(
                 label="Use another recording" if player else f"Recording ({FORMATS})",
                 open=not player,
             ),
         }
-
-    def export_file(self, conversation_id: str) -> str | None:
-        try:
-            data = self.store.conversation_export(conversation_id)
-        except LookupError:
-            return None
-        title = _safe_name(data["conversation"]["title"])[:40] or "conversation"
-        path = _temp_dir("exports", conversation_id) / f"{title}-{conversation_id[:8]}.json"
-        path.write_text(json.dumps(data, ensure_ascii=False, indent=2))
-        return str(path)
-
-    def export_update(self, conversation_id: str | None) -> dict[str, Any]:
-        path = self.export_file(conversation_id) if conversation_id else None
-        return gr.update(value=path, interactive=path is not None)
 
     def run_choices(self, views: list[MessageView]) -> list[tuple[str, str]]:
         options = []
@@ -338,16 +318,25 @@ class _Ui:
             log.exception("could not draw the timeline of run %s", started.run_id)
             return None
 
-    def run_detail(self, run_id: str | None) -> dict[Any, Any]:
-        """The trace table, totals and timeline of one stored run."""
+    def run_detail(
+        self, run_id: str | None, events: list[ev.Event] | None = None
+    ) -> dict[Any, Any]:
+        """The trace table, totals and timeline of one stored run (its ``events``, when they
+        are at hand)."""
         c = self.components
-        events = self.store.run_events(run_id) if run_id else []
+        if events is None:
+            events = self.store.run_events(run_id) if run_id else []
         rows, totals = self.trace(events)
         return {
             c["trace_df"]: rows,
             c["trace_totals"]: totals,
             c["timeline"]: self.timeline_figure(events),
         }
+
+    def latest_detail(self, run: RunView | None) -> dict[Any, Any]:
+        if run is None:
+            return self.run_detail(None)
+        return self.run_detail(run.info.id, run.events if run.complete else None)
 
     def planner_label(self, name: str | None) -> str:
         entry = self.planners.get(name or "")
@@ -448,31 +437,54 @@ class _Ui:
     def open_conversation(
         self, conversation_id: str | None, request: gr.Request | None = None
     ) -> dict[Any, Any]:
-        self = self.scoped(request)
+        """The view of a stored conversation (blocking: the async handlers call it in a
+        thread, ``opened``)."""
+        return self.scoped(request).opened(conversation_id)[0]
+
+    def opened(self, conversation_id: str | None) -> tuple[dict[Any, Any], list[MessageView]]:
+        """A stored conversation's view and what it was made from, in a fixed number of
+        queries: the whole trace of the last FULL_TRACES questions, the summary of earlier
+        ones (``render.render_summary``). No view ([]) when it does not exist."""
         c = self.components
-        if not conversation_id or self.store.get_conversation(conversation_id) is None:
+        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        if conv is None:
             gr.Warning("That conversation no longer exists.")
-            return self.new_conversation()
-        conv = self.store.get_conversation(conversation_id)
-        assert conv is not None
-        views = self.service.conversation_view(conversation_id)
+            return self.new_conversation(), []
+        views = self.service.conversation_view(conv.id, full_last=FULL_TRACES)
         runs = self.run_choices(views)
-        latest = runs[-1][1] if runs else None
+        latest = next((r for v in reversed(views) for r in reversed(v.runs)), None)
+        question = next((v for v in reversed(views) if v.runs), None)
+        live = question is not None and any(r.info.status == "running" for r in question.runs)
         return {
-            c["conv_state"]: conversation_id,
-            c["uploaded_state"]: {"conversation": conversation_id, "path": None},
+            c["conv_state"]: conv.id,
+            c["uploaded_state"]: {"conversation": conv.id, "path": None},
             c["chatbot"]: render.render_conversation(views, self.audio_labels(views)),
+            c["full_btn"]: gr.update(visible=any(not r.complete for v in views for r in v.runs)),
             c["audio"]: None,
-            **self.audio_views(conversation_id),
+            **self.audio_views(conv.id),
             c["rename_box"]: gr.update(value=conv.title),
-            c["export_btn"]: self.export_update(conversation_id),
-            c["run_select"]: gr.update(choices=runs, value=latest),
-            **self.run_detail(latest),
+            c["export_btn"]: export_link(conv.id),
+            c["run_select"]: gr.update(choices=runs, value=runs[-1][1] if runs else None),
+            **self.latest_detail(latest),
             c["status"]: _status(""),
             c["delete_confirm"]: gr.update(visible=False),
             # Stop only while a run is going (one followed after a reload, say)
-            c["stop_btn"]: gr.update(interactive=bool(self.service.live_runs(conversation_id))),
+            c["stop_btn"]: gr.update(interactive=live),
             **self.stored_compare(views),
+        }, views
+
+    def show_all_traces(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> dict[Any, Any]:
+        """The "Show all traces" button: the chat with every run's whole trace (read now)."""
+        self = self.scoped(request)
+        c = self.components
+        if not conversation_id or self.store.get_conversation(conversation_id) is None:
+            return {c["full_btn"]: gr.update(visible=False)}
+        views = self.service.conversation_view(conversation_id)
+        return {
+            c["chatbot"]: render.render_conversation(views, self.audio_labels(views)),
+            c["full_btn"]: gr.update(visible=False),
         }
 
     async def pick_conversation(
@@ -485,7 +497,8 @@ class _Ui:
         marked = False
         async for update in self.open_live(conversation_id, request):
             if not marked:
-                update = {**update, self.components["conv_list"]: self.list_update(conversation_id)}
+                listed = await asyncio.to_thread(self.list_update, conversation_id)
+                update = {**update, self.components["conv_list"]: listed}
                 marked = True
             yield update
 
@@ -498,7 +511,8 @@ class _Ui:
             c["audio"]: None,
             **self.audio_views(None),
             c["rename_box"]: gr.update(value=""),
-            c["export_btn"]: gr.update(value=None, interactive=False),
+            c["export_btn"]: export_link(None),
+            c["full_btn"]: gr.update(visible=False),
             c["run_select"]: gr.update(choices=[], value=None),
             c["trace_df"]: [],
             c["trace_totals"]: "",
@@ -532,7 +546,7 @@ class _Ui:
             gr.Warning(html.escape(str(exc)))
             return gr.skip(), gr.skip()
         self.store.rename_conversation(conversation_id, title)
-        return self.list_update(conversation_id), self.export_update(conversation_id)
+        return self.list_update(conversation_id), export_link(conversation_id)
 
     def ask_delete(
         self, conversation_id: str | None, request: gr.Request | None = None
@@ -559,16 +573,16 @@ class _Ui:
         unless Undo is pressed first."""
         self = self.scoped(request)
         c = self.components
-        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        conv = await asyncio.to_thread(self.store.get_conversation, conversation_id or "")
         if conv is None or conversation_id is None:
             gr.Warning("Open a conversation first.")
             return {c["delete_confirm"]: gr.update(visible=False)}
-        loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()  # the deletion (files too) in a thread, not here
         self.pending_deletes[conversation_id] = loop.call_later(
-            UNDO_S, self.finish_delete, conversation_id
+            UNDO_S, loop.run_in_executor, None, self.finish_delete, conversation_id
         )
         return {
-            **self.new_and_list(),
+            **await asyncio.to_thread(self.new_and_list),
             c["undo_state"]: conversation_id,
             c["undo_bar"]: gr.update(visible=True),
             c["undo_text"]: f"Deleted **{render.md_escape(conv.title)}**.",
@@ -592,13 +606,13 @@ class _Ui:
         }
         if handle is None or conversation_id is None:
             gr.Warning("Too late: that conversation is deleted.")
-            return {**hide, c["conv_list"]: self.list_update(None)}
+            return {**hide, c["conv_list"]: await asyncio.to_thread(self.list_update, None)}
         handle.cancel()
         gr.Info("Conversation restored.")
         return {
-            **self.open_conversation(conversation_id),
+            **await asyncio.to_thread(self.open_conversation, conversation_id),
             **hide,
-            c["conv_list"]: self.list_update(conversation_id),
+            c["conv_list"]: await asyncio.to_thread(self.list_update, conversation_id),
         }
 
     def undo_expired(self) -> dict[Any, Any]:
@@ -646,7 +660,7 @@ class _Ui:
     ) -> AsyncIterator[dict[Any, Any]]:
         """Ask the last question again (same text, choices and recording) as a new turn."""
         self = self.scoped(request)
-        message = self.last_question(conversation_id)
+        message = await asyncio.to_thread(self.last_question, conversation_id)
         if message is None:
             yield self.problem("There is no question to retry yet.")
             return
@@ -716,42 +730,53 @@ class _Ui:
         pairs: list[tuple[str | None, str]],
     ) -> _Started:
         """Upload the audio if it is new, open a conversation if needed, store the question
-        and prepare its runs; ServiceError (nothing stored) if it cannot be asked."""
+        and prepare its runs; ServiceError (nothing stored) if it cannot be asked. The
+        database work runs in a thread, never on the event loop."""
         if not (question or "").strip():
             raise ServiceError("Type a question first.")
         # Lengths first: a huge question is refused before any upload is decoded.
         check_question(question.strip(), parse_choices(choices_text), self.service.settings.limits)
+        audio_id: str | None = None
+        if audio_path and not (
+            uploaded
+            and uploaded.get("conversation") == conversation_id
+            and uploaded.get("path") == audio_path
+        ):
+            info = await asyncio.to_thread(self.service.upload_file, audio_path)
+            audio_id = info.id
+        ask = AskRequest(
+            question=question,
+            choices=parse_choices(choices_text),
+            audio_id=audio_id,
+            tools=list(tools or []),
+        )
+        record = self.record_question
+        return await asyncio.to_thread(record, conversation_id, ask, pairs, audio_path)
+
+    def record_question(
+        self,
+        conversation_id: str | None,
+        ask: AskRequest,
+        pairs: list[tuple[str | None, str]],
+        audio_path: str | None = None,
+    ) -> _Started:
+        """Store the question (in a new conversation if needed) and prepare its runs. The
+        conversation before it is read as it is opened (``opened``: a fixed number of
+        queries, the whole trace of its last questions only) and rendered once here: each
+        update of the answer only adds the new run's messages to it."""
         created = False
+        if conversation_id is None or self.store.get_conversation(conversation_id) is None:
+            conversation_id = self.store.create_conversation().id
+            created = True
         try:
-            audio_id: str | None = None
-            if audio_path and not (
-                uploaded
-                and uploaded.get("conversation") == conversation_id
-                and uploaded.get("path") == audio_path
-            ):
-                info = await asyncio.to_thread(self.service.upload_file, audio_path)
-                audio_id = info.id
-            if conversation_id is None or self.store.get_conversation(conversation_id) is None:
-                conversation_id = self.store.create_conversation().id
-                created = True
-            previous_audio = self.service.latest_audio_id(conversation_id)
-            views = self.service.conversation_view(conversation_id)
-            requests, message = self.service.prepare_many(
-                conversation_id,
-                AskRequest(
-                    question=question,
-                    choices=parse_choices(choices_text),
-                    audio_id=audio_id,
-                    tools=list(tools or []),
-                ),
-                pairs,
-            )
+            views = self.service.conversation_view(conversation_id, full_last=FULL_TRACES)
+            requests, message = self.service.prepare_many(conversation_id, ask, pairs)
         except ServiceError:
-            if created and conversation_id:
+            if created:
                 self.store.delete_conversation(conversation_id)
             raise
         labels = self.audio_labels([*views, MessageView(message)])
-        new_audio = message.audio_id if message.audio_id != previous_audio else None
+        new_audio = message.audio_id if message.audio_id != render.last_audio(views) else None
         return _Started(
             conversation_id=conversation_id,
             requests=requests,
@@ -778,6 +803,9 @@ class _Ui:
             c["ask_btn"]: gr.update(value=running, interactive=False),
             c["stop_btn"]: gr.update(interactive=True),
             c["retry_btn"]: gr.update(interactive=False),
+            c["full_btn"]: gr.update(
+                visible=any(not r.complete for v in started.views for r in v.runs)
+            ),
             c["conv_list"]: self.list_update(started.conversation_id),
             c["run_select"]: gr.update(
                 choices=self.run_choices([*started.views, MessageView(started.message)])
@@ -789,17 +817,20 @@ class _Ui:
             ),
         }
 
-    def finished_view(self, conversation_id: str, run_id: str) -> dict[Any, Any]:
-        """What changes when a question has been answered (or failed)."""
+    def finished_view(
+        self, conversation_id: str, run_id: str, events: Sequence[ev.Event]
+    ) -> dict[Any, Any]:
+        """What changes when a question has been answered (or failed): ``events`` are the
+        run's, as followed (blocking: call it in a thread)."""
         c = self.components
         conv = self.store.get_conversation(conversation_id)
-        views = self.service.conversation_view(conversation_id)
+        views = self.service.conversation_view(conversation_id, events=False)
         return {
             c["conv_list"]: self.list_update(conversation_id),
             c["rename_box"]: gr.update(value=conv.title if conv else ""),
-            c["export_btn"]: self.export_update(conversation_id),
+            c["export_btn"]: export_link(conversation_id),
             c["run_select"]: gr.update(choices=self.run_choices(views), value=run_id),
-            c["timeline"]: self.timeline_figure(self.store.run_events(run_id)),
+            c["timeline"]: self.timeline_figure(events),
             c["stop_btn"]: gr.update(interactive=False),
             c["retry_btn"]: gr.update(interactive=True),
         }
@@ -867,7 +898,7 @@ class _Ui:
 
         yield {
             **view(),
-            **self.started_view(started, "Asking…"),
+            **await asyncio.to_thread(self.started_view, started, "Asking…"),
             c["tabs"]: gr.Tabs(selected="chat"),
             c["timeline"]: None,
         }
@@ -881,9 +912,12 @@ class _Ui:
                     yield view()
         except Exception as exc:  # shown in the chat; the service has stored the run's end
             events.append(_internal_failure(request.run_id, events, exc))
+        finished = await asyncio.to_thread(
+            self.finished_view, started.conversation_id, request.run_id, list(events)
+        )
         yield {
             **view(),
-            **self.finished_view(started.conversation_id, request.run_id),
+            **finished,
             c["ask_btn"]: gr.update(value=self.button_label("chat", None, None), interactive=True),
         }
 
@@ -942,7 +976,7 @@ class _Ui:
             **self.compare_columns([(label, []) for label in labels]),
             **self.compare_timelines([]),
             **self.compare_summary_view(summary()),
-            **self.started_view(started, "Comparing…"),
+            **await asyncio.to_thread(self.started_view, started, "Comparing…"),
             c["chatbot"]: [*started.prefix, started.user, running_note],
             c["tabs"]: gr.Tabs(selected="compare"),
             c["trace_df"]: [],
@@ -969,23 +1003,40 @@ class _Ui:
             for run_id in run_ids:
                 if not any(e.type in ev.TERMINAL_TYPES for e in events[run_id]):
                     events[run_id].append(_internal_failure(run_id, events[run_id], exc))
-        views = self.service.conversation_view(started.conversation_id)
-        stored = next((v.runs for v in views if v.message.id == started.message.id), [])
+        yield await asyncio.to_thread(self.compared_view, started, events, summary())
+
+    def compared_view(
+        self, started: _Started, events: dict[str, list[ev.Event]], live: CompareSummary
+    ) -> dict[Any, Any]:
+        """What changes when a comparison has ended: the stored summary (``live``, made from
+        the events, if the runs' rows are not all there), the columns, their timelines, and
+        the chat with the comparison after the conversation before it (blocking)."""
+        c = self.components
+        run_ids = list(events)
+        views = self.service.conversation_view(started.conversation_id, events=False)
+        rows_of = next((v.runs for v in views if v.message.id == started.message.id), [])
+        stored = [RunView(r.info, events.get(r.info.id, [])) for r in rows_of]
         final = (
             CompareSummary.from_rows([render.stored_summary_row(r) for r in stored])
             if len(stored) == len(run_ids)
-            else summary()
+            else live
         )
         rows, totals = self.trace(events[run_ids[0]])
-        yield {
-            **columns(range(len(run_ids))),
+        columns = [render.render_run(events[run_id]) for run_id in run_ids]
+        chat = (
+            render.render_compare(stored)
+            if len(stored) == len(run_ids)
+            else [m for column in columns for m in column]
+        )
+        return {
+            **{c["compare_chats"][i]: column for i, column in enumerate(columns)},
             **self.compare_summary_view(final),
             **self.compare_timelines([events[run_id] for run_id in run_ids]),
-            **self.finished_view(started.conversation_id, run_ids[0]),
-            c["chatbot"]: render.render_conversation(views, self.audio_labels(views)),
+            **self.finished_view(started.conversation_id, run_ids[0], events[run_ids[0]]),
+            c["chatbot"]: [*started.prefix, started.user, *chat],
             c["trace_df"]: rows,
             c["trace_totals"]: totals,
-            c["ask_btn"]: gr.update(value=f"Compare {len(pairs)} runs", interactive=True),
+            c["ask_btn"]: gr.update(value=f"Compare {len(run_ids)} runs", interactive=True),
         }
 
     async def open_live(
@@ -1002,18 +1053,25 @@ class _Ui:
         """After Stop: stop the conversation's live runs (they belong to the server), wait
         until they have stored their end, then show them."""
         self = self.scoped(request)
-        if not conversation_id or self.store.get_conversation(conversation_id) is None:
+        stopped = await asyncio.to_thread(self.stop_live, conversation_id)
+        if stopped is None:
             return gr.skip()
+        deadline = time.monotonic() + 5.0
+        while stopped and time.monotonic() < deadline:
+            runs = await asyncio.to_thread(lambda: [self.store.get_run(r) for r in stopped])
+            if all(run is None or run.status != "running" for run in runs):
+                break
+            await asyncio.sleep(0.1)
+        return await asyncio.to_thread(self.open_conversation, conversation_id)
+
+    def stop_live(self, conversation_id: str | None) -> list[str] | None:
+        """Stop the conversation's live runs; the runs of its latest question, to wait for
+        (None: no such conversation)."""
+        if not conversation_id or self.store.get_conversation(conversation_id) is None:
+            return None
         self.service.stop_runs([r.id for r in self.service.live_runs(conversation_id)])
-        views = [v for v in self.service.conversation_view(conversation_id) if v.runs]
-        if views:
-            deadline = time.monotonic() + 5.0
-            while time.monotonic() < deadline:
-                runs = [self.store.get_run(r.info.id) for r in views[-1].runs]
-                if all(run is None or run.status != "running" for run in runs):
-                    break
-                await asyncio.sleep(0.1)
-        return self.open_conversation(conversation_id)
+        views = [v for v in self.service.conversation_view(conversation_id, events=False) if v.runs]
+        return [r.info.id for r in views[-1].runs] if views else []
 
 
 def _internal_failure(run_id: str, events: list[ev.Event], exc: Exception) -> ev.RunFailed:
@@ -1029,8 +1087,15 @@ def _status(message: str) -> dict[str, Any]:
     return gr.update(value=message, visible=bool(message))
 
 
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "file"
+def export_link(conversation_id: str | None) -> str:
+    """The Export link: the API's export of the conversation (``GET /api/conversations/
+    {id}/export``, of the visitor's own conversations only, as conversation-<id>.json), made
+    when it is clicked: opening a conversation or answering in it never writes the export of
+    its whole trace."""
+    if not conversation_id:
+        return '<span class="export-link" role="link" aria-disabled="true">Export as JSON</span>'
+    url = f"/api/conversations/{html.escape(conversation_id)}/export"
+    return f'<a class="export-link" href="{url}" download>Export as JSON</a>'
 
 
 def build_ui(service: AgentService) -> gr.Blocks:
@@ -1092,13 +1157,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                             "Yes, delete", size="sm", variant="stop", elem_id="confirm-delete"
                         )
                         cancel_delete_btn = gr.Button("Cancel", size="sm", elem_id="cancel-delete")
-                export_btn = gr.DownloadButton(
-                    "Export as JSON",
-                    value=None,
-                    size="sm",
-                    interactive=False,
-                    elem_id="export-json",
-                )
+                export_btn = gr.HTML(export_link(None), elem_id="export-json")
                 shared_view.share_controls(ui, conv_state)  # Share: a read-only link
 
         # -- header: title, help; further header buttons (Check models ...) go in its row --------
@@ -1241,6 +1300,10 @@ def build_ui(service: AgentService) -> gr.Blocks:
                     edit_btn = gr.Button(
                         "Edit last question", size="sm", elem_id="edit", min_width=0
                     )
+                    full_btn = gr.Button(
+                        "Show all traces", size="sm", elem_id="show-traces", min_width=0,
+                        visible=False,
+                    )  # fmt: skip
                 with gr.Accordion(
                     "Answer choices (optional)", open=False, elem_id="choices-box"
                 ) as choices_box:
@@ -1346,6 +1409,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
             "ask_btn": ask_btn,
             "stop_btn": stop_btn,
             "retry_btn": retry_btn,
+            "full_btn": full_btn,
             "tabs": tabs,
             "delete_confirm": delete_confirm,
             "delete_question": delete_question,
@@ -1376,7 +1440,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
         view_outputs = [
             conv_state, uploaded_state, chatbot, audio, audio_box, player, audio_note, rename_box,
             export_btn, run_select, trace_df, trace_totals, timeline_plot, status, delete_confirm,
-            stop_btn,
+            stop_btn, full_btn,
             *compare_outputs,
         ]  # fmt: skip
         run_outputs = [
@@ -1428,6 +1492,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
         preset.input(ui.on_preset, inputs=preset, outputs=[planner, tools])
         planner.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
         tools.input(ui.on_selection, inputs=[planner, tools], outputs=preset)
+        full_btn.click(ui.show_all_traces, inputs=conv_state, outputs=[chatbot, full_btn])
         edit_btn.click(
             ui.edit_last, inputs=conv_state, outputs=[question, choices, choices_box]
         ).then(None, js="() => document.querySelector('#question textarea')?.focus()")

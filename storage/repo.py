@@ -226,6 +226,20 @@ class Store:
             info = _audio(row)
             return info.model_copy(update={"name": ref.name, "created_at": _utc(ref.created_at)})
 
+    def audio_infos(self, audio_ids: Iterable[str], owner: str) -> dict[str, AudioInfo]:
+        """``get_audio`` for several recordings in one query: those ``owner`` has a
+        reference to, by id, under that owner's names."""
+        wanted = list(dict.fromkeys(audio_ids))
+        if not wanted:
+            return {}
+        stmt = (
+            select(Audio, AudioOwnerRef)
+            .join(AudioOwnerRef, AudioOwnerRef.audio_id == Audio.id)
+            .where(AudioOwnerRef.owner == owner, Audio.id.in_(wanted))
+        )
+        with self._sessions() as s:
+            return {row.id: _audio(row, ref) for row, ref in s.execute(stmt)}
+
     def add_audio_ref(self, owner: str, audio_id: str, name: str = "") -> None:
         """Give ``owner`` a reference to a stored recording (kept if it exists: the first
         name this owner used stays)."""
@@ -348,13 +362,26 @@ class Store:
         return self._retry_on_conflict(write)
 
     def list_messages(self, conversation_id: str) -> list[MessageInfo]:
+        """The conversation's messages in order (plain rows, no ORM objects: a long
+        conversation is read in one small statement)."""
         stmt = (
-            select(Message)
+            select(Message.__table__)
             .where(Message.conversation_id == conversation_id)
             .order_by(Message.position)
         )
+        with self.engine.connect() as conn:
+            return [_message(r) for r in conn.execute(stmt)]  # type: ignore[arg-type]
+
+    def latest_audio_id(self, conversation_id: str) -> str | None:
+        """The recording of the conversation's latest message that has one (one row read)."""
+        stmt = (
+            select(Message.audio_id)
+            .where(Message.conversation_id == conversation_id, Message.audio_id.is_not(None))
+            .order_by(Message.position.desc())
+            .limit(1)
+        )
         with self._sessions() as s:
-            return [_message(r) for r in s.scalars(stmt)]
+            return s.scalar(stmt)
 
     def get_message(self, message_id: str) -> MessageInfo | None:
         with self._sessions() as s:
@@ -512,17 +539,17 @@ class Store:
     def conversation_runs(self, conversation_id: str) -> dict[str, list[RunInfo]]:
         """Every run of a conversation by message id, oldest first: rows only, no events.
 
-        One query, whatever the length of the conversation."""
+        One query of plain rows, whatever the length of the conversation."""
         stmt = (
-            select(Run)
+            select(Run.__table__)
             .join(Message, Run.message_id == Message.id)
             .where(Message.conversation_id == conversation_id)
             .order_by(Run.created_at, Run.id)
         )
         runs: dict[str, list[RunInfo]] = {}
-        with self._sessions() as s:
-            for row in s.scalars(stmt):
-                runs.setdefault(row.message_id, []).append(_run(row))
+        with self.engine.connect() as conn:
+            for row in conn.execute(stmt):
+                runs.setdefault(row.message_id, []).append(_run(row))  # type: ignore[arg-type]
         return runs
 
     def prior_turns(self, conversation_id: str) -> list[tuple[str, list[str], str]]:
@@ -551,8 +578,11 @@ class Store:
                 turns.append((text, list(choices or []), choice or answer or ""))
         return turns
 
-    def events_for_runs(self, run_ids: Iterable[str]) -> dict[str, list[Event]]:
-        """The events of several runs in one query, by run id, each in seq order."""
+    def events_for_runs(
+        self, run_ids: Iterable[str], types: Iterable[str] | None = None
+    ) -> dict[str, list[Event]]:
+        """The events of several runs in one query, by run id, each in seq order; with
+        ``types``, only the events of those types (e.g. a run's start, answer and end)."""
         wanted = list(run_ids)
         out: dict[str, list[Event]] = {run_id: [] for run_id in wanted}
         if not wanted:
@@ -562,6 +592,8 @@ class Store:
             .where(EventRow.run_id.in_(wanted))
             .order_by(EventRow.run_id, EventRow.seq)
         )
+        if types is not None:
+            stmt = stmt.where(EventRow.type.in_(list(types)))
         with self._sessions() as s:
             rows = list(s.execute(stmt))
         for run_id, payload in rows:

@@ -22,17 +22,39 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import make_url
 
 PG_URL_ENV = "AUDIO_AGENT_TEST_PG_URL"
 BACKENDS = ("sqlite", "postgresql")
+
+
+@contextmanager
+def counting(engine: Any, *, any_thread: bool = False) -> Iterator[list[str]]:
+    """The SQL statements ``engine`` runs while the block runs: on this thread (not the run
+    manager's heartbeat and lease sweeps), or with ``any_thread`` on every thread (a server's
+    thread pool) except those sweeps."""
+    statements: list[str] = []
+    caller = threading.get_ident()
+
+    def before(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        mine = "heartbeat_at" not in statement if any_thread else threading.get_ident() == caller
+        if mine:
+            statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", before)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", before)
 
 
 def in_ci() -> bool:

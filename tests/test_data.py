@@ -104,10 +104,6 @@ def test_app_serves_from_a_postgresql_url(
 def test_deleting_a_conversation_deletes_what_only_it_used(
     any_db_url: str, tmp_path: Path, temp_dirs: Path
 ) -> None:
-    import gradio as gr
-
-    from frontend.ui import _Ui
-
     shared_wav = tone(tmp_path / "shared.wav", 440)
     own_wav = tone(tmp_path / "own.wav", 880)
     settings = Settings(data_dir=tmp_path / "data", db_url=any_db_url, warm_up=False)
@@ -115,7 +111,6 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
     app = create_app(settings, registry=registry, ui=True)
     service = app.state.service
     assert files.forget in service.deletion_hooks  # the UI registered its cleanup
-    ui = _Ui(service)
     with serve(app) as base, httpx.Client(base_url=base, timeout=60) as http:
 
         def upload(path: Path) -> str:
@@ -124,8 +119,6 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
 
         shared, own = upload(shared_wav), upload(own_wav)
         mine = http.post("/api/conversations", json={}).json()["id"]
-        # the page's handlers as this visitor sees them
-        ui = ui.scoped(gr.Request(username=service.store.get_conversation(mine).owner))
         body = {"planner": "scripted", "tools": ["fake_events"]}
         ask(http, mine, {**body, "question": "What is it?", "audio_id": shared})
         ask(http, mine, {**body, "question": "And this?", "audio_id": own})
@@ -136,13 +129,15 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         # cached tool results for both recordings (as tools would store them)
         service.cache.put("s" * 64, "fake_events", shared, ToolResult(output="shared"))
         service.cache.put("o" * 64, "fake_events", own, ToolResult(output="own"))
-        # the UI's temporary files: an export, and Gradio's copies of it and of the visitor's
-        # uploads (save_file_to_cache is what Gradio itself calls; the page's player streams
-        # the recording from /api/audio and makes no copy)
+        # the UI's temporary files: an export as earlier versions of the page wrote it (the
+        # page now links to the API's export, made when clicked), and Gradio's copies of it
+        # and of the visitor's uploads (save_file_to_cache is what Gradio itself calls; the
+        # page's player streams the recording from /api/audio and makes no copy)
         gradio_dir = files.gradio_cache()
         for wav in (shared_wav, own_wav):  # the uploads through the page
             save_file_to_cache(wav, str(gradio_dir))
-        export = Path(ui.export_file(mine))
+        export = files.temp_dir("exports", mine) / f"What-is-it-{mine[:8]}.json"
+        export.write_text(http.get(f"/api/conversations/{mine}/export").text)
         gradio_export = Path(save_file_to_cache(export, str(gradio_dir)))
         own_info = service.store.get_audio(own)
         own_folder = Path(own_info.original_path).parent

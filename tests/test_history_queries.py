@@ -1,39 +1,23 @@
 """Reading a conversation does not grow with its length: the number of SQL statements for the
-planner's history, the run list and the full view is the same at 2 and at 12 questions."""
+planner's history, the run list, the full view, the REST route that opens it and the
+preparation of its next question is the same at 2 and at 12 questions."""
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
-from sqlalchemy import event
+import httpx
 
 from agent.planners.base import FinalAnswer
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
-from app import create_service
+from app import create_app, create_service
 from backend.service import AskRequest
 from backend.settings import Settings
 from storage.models import DEFAULT_OWNER
+from tests.db_kit import counting
+from tests.servers import serve
 
 
-@contextmanager
-def counting(engine):
-    statements: list[str] = []
-    caller = threading.get_ident()  # not the run manager's heartbeat and lease sweeps
-
-    def before(conn, cursor, statement, parameters, context, executemany):
-        if threading.get_ident() == caller:
-            statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", before)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", before)
-
-
-def _service(tmp_path):
+def _registry():
     registry = Registry()
     tool = ScriptedTool("fake_events", "Top classes: Dog 0.91")
 
@@ -45,7 +29,11 @@ def _service(tmp_path):
 
     registry.register(ScriptedPlanner([turn]), kind="planner")
     registry.register(tool, kind="tool")
-    return create_service(Settings(data_dir=tmp_path, warm_up=False), registry)
+    return registry
+
+
+def _service(tmp_path):
+    return create_service(Settings(data_dir=tmp_path, warm_up=False), _registry())
 
 
 async def _ask(service, conversation_id, audio_id, question):
@@ -95,3 +83,32 @@ async def test_unanswered_questions_are_left_out_of_the_history(tmp_path, tone_w
     await _ask(service, conv.id, audio_id, "third?")
     history = service._history(conv.id)
     assert [t.question for t in history] == ["first?", "third?"]
+
+
+def test_opening_and_asking_over_http_take_the_same_statements_at_any_length(tmp_path, tone_wav):
+    """GET /api/conversations/{id} and the preparation of its next question (what POST
+    .../ask does before it streams) run as many statements at 12 questions as at 2."""
+    settings = Settings(data_dir=tmp_path, warm_up=False, owner_runs_per_minute=0, owner_max_runs=0)
+    app = create_app(settings, registry=_registry())
+    service = app.state.service
+    counts = {}
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+        with tone_wav.open("rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("tone.wav", fh)}).json()["id"]
+        for size in (2, 12):
+            conv = http.post("/api/conversations", json={}).json()
+            for i in range(size):
+                body = {"question": f"question {i}?", "audio_id": audio_id}
+                with http.stream("POST", f"/api/conversations/{conv['id']}/ask", json=body) as r:
+                    assert r.status_code == 200
+                    r.read()
+            with counting(service.store.engine, any_thread=True) as opening:  # the thread pool
+                http.get(f"/api/conversations/{conv['id']}").raise_for_status()
+            with counting(service.store.engine) as asking:
+                request, _ = service.prepare(conv["id"], AskRequest("next?"), owner=conv["owner"])
+            service.runs.release(service._tickets.pop(request.run_id))
+            counts[size] = (len(opening), len(asking))
+            listed = http.get(f"/api/conversations/{conv['id']}").json()["messages"]
+            assert len(listed) == 2 * size + 1
+            assert all("events" not in run for m in listed for run in m["runs"])
+    assert counts[2] == counts[12], counts

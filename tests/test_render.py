@@ -290,6 +290,26 @@ def test_conversation_is_rendered_like_the_live_run() -> None:
     assert "dog.wav" in messages[0]["content"]
 
 
+def test_an_earlier_run_read_without_its_trace_shows_its_answer() -> None:
+    """A run read with only its summary events (``RunView.complete`` False): a closed panel
+    saying its trace is not loaded, then the same answer and footnote as the whole run."""
+    from backend.service import SUMMARY_EVENT_TYPES
+
+    run = full_run(Clock())
+    summary = [e for e in run if e.type in SUMMARY_EVENT_TYPES]
+    info = RunInfo(
+        id="run1", message_id="m1", planner="offline", strategy="react", status="ok",
+        calls=1, created_at=T0,
+    )  # fmt: skip
+    panel, *rest = render.render_run_view(RunView(info, summary, complete=False))
+    assert panel["metadata"]["title"] == "Trace: 1 tool call, not loaded"
+    assert panel["metadata"]["status"] == "done" and "Show all traces" in panel["content"]
+    whole = render.render_run(run)
+    assert rest[-1]["content"].endswith(whole[-1]["content"].rsplit("\n\n", 1)[-1])
+    assert rest[-1]["content"].startswith("**Answer:")
+    assert render.render_run_view(RunView(info, run)) == whole
+
+
 def test_trace_totals() -> None:
     totals = render.trace_totals(full_run(Clock()))
     assert "1 tool call ·" in totals

@@ -1,0 +1,118 @@
+"""A long conversation in the UI: opening it and asking its next question take the same SQL
+statements at 4 and at 12 questions, read the whole trace of only the last questions, never
+touch the database on the event loop, and stream each update without rendering the earlier
+questions again. Real parts: a SQLite file, the run manager, the Gradio handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.planners.base import FinalAnswer
+from agent.registry import Registry
+from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
+from app import create_service
+from backend.service import SUMMARY_EVENT_TYPES, AskRequest
+from backend.settings import Settings
+from frontend import render
+from frontend import ui as ui_module
+from storage.models import DEFAULT_OWNER
+from tests.db_kit import counting
+
+
+def _turn(messages, tools, force):  # type: ignore[no-untyped-def]
+    if any(m.role == "tool" for m in messages):
+        return ScriptedTurn("The tool heard it.", answer=FinalAnswer(text="done"))
+    return ScriptedTurn("Listening first.", calls=[("fake_events", {})])
+
+
+@pytest.fixture
+def ui(tmp_path: Path) -> Iterator[Any]:
+    """The page's handlers on a real service (SQLite file, run manager); closed after."""
+    registry = Registry()
+    registry.register(ScriptedPlanner([_turn]), kind="planner")
+    registry.register(ScriptedTool("fake_events", "Top classes: Dog 0.91"), kind="tool")
+    settings = Settings(data_dir=tmp_path, warm_up=False, owner_runs_per_minute=0, owner_max_runs=0)
+    service = create_service(settings, registry)
+    demo = ui_module.build_ui(service)
+    yield next(f.fn.__self__ for f in demo.fns.values() if f.name == "on_load")
+    service.close()
+
+
+async def _conversation(ui: Any, audio_id: str, questions: int) -> str:
+    service = ui.agent
+    conv = service.store.create_conversation()
+    for i in range(questions):
+        ask = AskRequest(question=f"question {i}?", audio_id=audio_id, planner="scripted")
+        request, _ = service.prepare(conv.id, ask, owner=DEFAULT_OWNER)
+        events = [e async for e in service.stream(conv.id, request)]
+        assert events[-1].type == "run_finished"
+    return conv.id
+
+
+async def _ask(ui: Any, conversation_id: str) -> list[dict[Any, Any]]:
+    uploaded = {"conversation": conversation_id, "path": None}
+    updates = ui.ask(conversation_id, uploaded, None, "next?", "", "scripted", None, "react")
+    return [u async for u in updates]
+
+
+async def test_open_and_ask_take_the_same_statements_at_any_length(ui, tone_wav):
+    engine = ui.agent.store.engine
+    audio_id = ui.agent.upload_file(tone_wav, owner=DEFAULT_OWNER).id
+    counts = {}
+    for size in (4, 12):  # both longer than the FULL_TRACES shown whole
+        conv = await _conversation(ui, audio_id, size)
+        with counting(engine) as opening:
+            update, views = ui.opened(conv)
+        with counting(engine) as asking:
+            started = ui.record_question(conv, AskRequest("next?"), [("scripted", "react")])
+        with counting(engine) as finishing:
+            ui.finished_view(conv, started.requests[0].run_id, [])
+        ui.agent.runs.release(ui.agent._tickets.pop(started.requests[0].run_id))
+        counts[size] = (len(opening), len(asking), len(finishing))
+        # the whole trace of the last questions only; the summary of the earlier ones
+        runs = [r for v in views for r in v.runs]
+        assert [r.complete for r in runs] == [False] * (size - 3) + [True] * min(size, 3)
+        for run in runs[: max(size - 3, 0)]:
+            assert {e.type for e in run.events} <= set(SUMMARY_EVENT_TYPES)
+            assert any(e.type == "answer" for e in run.events)
+        chat = update[ui.components["chatbot"]]
+        assert len([m for m in chat if m["role"] == "user"]) == size
+        assert sum("not loaded" in (m.get("metadata") or {}).get("title", "") for m in chat) == (
+            max(size - 3, 0)
+        )
+    assert counts[4] == counts[12], counts
+
+
+async def test_show_all_traces_reads_every_run(ui, tone_wav):
+    audio_id = ui.agent.upload_file(tone_wav, owner=DEFAULT_OWNER).id
+    conv = await _conversation(ui, audio_id, 5)
+    c = ui.components
+    opened = ui.open_conversation(conv)
+    assert opened[c["full_btn"]]["visible"] is True
+    full = ui.show_all_traces(conv)[c["chatbot"]]
+    titles = [(m.get("metadata") or {}).get("title", "") for m in full]
+    assert sum(t.startswith("Tool: fake_events") for t in titles) == 5
+    assert not any("not loaded" in t for t in titles)
+    assert len(full) > len(opened[c["chatbot"]])
+
+
+async def test_asking_never_reads_the_database_on_the_event_loop(ui, tone_wav):
+    audio_id = ui.agent.upload_file(tone_wav, owner=DEFAULT_OWNER).id
+    conv = await _conversation(ui, audio_id, 4)
+    with counting(ui.agent.store.engine) as on_loop:
+        updates = await _ask(ui, conv)
+        opened = [u async for u in ui.open_live(conv, None)]
+    assert on_loop == [], on_loop[:3]
+    assert len(updates) >= 3 and opened
+    # every update reuses the conversation rendered once before it: the same message objects
+    chat = ui.components["chatbot"]
+    streamed = [u[chat] for u in updates if chat in u]
+    prefix = streamed[0][:-1]  # the first update: the conversation, then the new question
+    assert streamed[0][-1] == render.render_user("next?") and len(prefix) > 4
+    for value in streamed[1:]:
+        assert all(a is b for a, b in zip(value, prefix, strict=False))
+    assert streamed[-1][-1]["content"].startswith("**Answer:** done")
