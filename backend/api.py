@@ -108,17 +108,30 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.get("/conversations/{conversation_id}")
     def get_conversation(
-        conversation_id: str, owner: str = Depends(current_owner)
+        conversation_id: str,
+        last: int | None = Query(
+            None, ge=1, le=10_000, description="only the last N messages (a page from the end)"
+        ),
+        owner: str = Depends(current_owner),
     ) -> dict[str, Any]:
+        """The conversation with its messages and their runs (rows, no events; a run's
+        events: /runs/{id}/events). ``?last=N`` returns the last N messages only, so that
+        opening a long conversation costs what opening a short one does; ``total_messages``
+        says how many there are."""
         conv = service.conversation_or_404(conversation_id, owner=owner)
+        views = service.conversation_view(
+            conversation_id, owner=owner, events=False, last_messages=last
+        )
+        total = len(views) if last is None else service.store.count_messages(conversation_id)
         return {
             "conversation": conv.model_dump(mode="json"),
+            "total_messages": total,
             "messages": [
                 {
                     **view.message.model_dump(mode="json"),
                     "runs": [run.info.model_dump(mode="json") for run in view.runs],
                 }
-                for view in service.conversation_view(conversation_id, owner=owner, events=False)
+                for view in views
             ],
         }
 

@@ -261,17 +261,21 @@ class AgentService:
         owner: str,
         events: bool = True,
         full_last: int | None = None,
+        last_messages: int | None = None,
     ) -> list[MessageView]:
         """Messages with their runs, in a fixed number of queries (not one per message).
 
+        ``last_messages=N``: only the last N messages (a page from the end, for clients that
+        open a long conversation).
         ``events=False``: run rows only (a list of runs, a new question), which does not
         grow with the length of the runs' traces. ``full_last=N``: every event of the runs
         of the last N questions, and of earlier runs only their summary (start, answer,
         end: ``RunView.complete`` False), so that the events read do not grow with the
         number of questions."""
         self.conversation_or_404(conversation_id, owner=owner)
-        messages = self.store.list_messages(conversation_id)
-        runs = self.store.conversation_runs(conversation_id)
+        messages = self.store.list_messages(conversation_id, last_messages)
+        first = messages[0].position if messages and last_messages is not None else None
+        runs = self.store.conversation_runs(conversation_id, first)
         asked = [m.id for m in messages if m.role == "user"]
         full = set(asked if full_last is None else asked[max(0, len(asked) - full_last) :])
         stored: dict[str, list[ev.Event]] = {}

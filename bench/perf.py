@@ -704,6 +704,12 @@ def _history_step(
     add("rest_open", min(walls))
     add("rest_open_cpu", min(cpus))
     add("rest_open_kb", len(got.content) / 1024)
+    walls = []
+    for _ in range(5):  # a page from the end, as a client that shows the latest would ask
+        begun = time.perf_counter()
+        http.get(f"/api/conversations/{conv}", params={"last": 10}).raise_for_status()
+        walls.append(time.perf_counter() - begun)
+    add("rest_page", min(walls))
     first, whole = _rest_ask(http, conv, audio_id)
     add("rest_first", first)
     add("rest_ask", whole)
@@ -745,6 +751,7 @@ def section_history(reps: int, folder: Path) -> None:
         ("REST: GET conversation (best of 5)", "rest_open", "ms"),
         ("REST: GET, CPU time (best of 5)", "rest_open_cpu", "ms"),
         ("REST: its size", "rest_open_kb", "KB"),
+        ("REST: GET ?last=10 (best of 5)", "rest_page", "ms"),
         ("REST: ask, first event", "rest_first", "ms"),
         ("REST: ask, whole run", "rest_ask", "ms"),
         ("UI: open from the sidebar", "ui_open", "ms"),

@@ -361,16 +361,22 @@ class Store:
         # Two writers may pick the same next position; the unique constraint catches it.
         return self._retry_on_conflict(write)
 
-    def list_messages(self, conversation_id: str) -> list[MessageInfo]:
-        """The conversation's messages in order (plain rows, no ORM objects: a long
-        conversation is read in one small statement)."""
-        stmt = (
-            select(Message.__table__)
-            .where(Message.conversation_id == conversation_id)
-            .order_by(Message.position)
-        )
+    def list_messages(self, conversation_id: str, last: int | None = None) -> list[MessageInfo]:
+        """The conversation's messages in order, or only its ``last`` ones (plain rows, no
+        ORM objects: a long conversation is read in one small statement)."""
+        stmt = select(Message.__table__).where(Message.conversation_id == conversation_id)
+        if last is None:
+            stmt = stmt.order_by(Message.position)
+        else:
+            stmt = stmt.order_by(Message.position.desc()).limit(max(0, last))
         with self.engine.connect() as conn:
-            return [_message(r) for r in conn.execute(stmt)]  # type: ignore[arg-type]
+            rows = [_message(r) for r in conn.execute(stmt)]  # type: ignore[arg-type]
+        return rows if last is None else rows[::-1]
+
+    def count_messages(self, conversation_id: str) -> int:
+        stmt = select(func.count()).where(Message.conversation_id == conversation_id)
+        with self.engine.connect() as conn:
+            return int(conn.scalar(stmt) or 0)
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
         """The recording of the conversation's latest message that has one (one row read)."""
@@ -536,8 +542,11 @@ class Store:
         with self._sessions() as s:
             return [_run(r) for r in s.scalars(stmt)]
 
-    def conversation_runs(self, conversation_id: str) -> dict[str, list[RunInfo]]:
-        """Every run of a conversation by message id, oldest first: rows only, no events.
+    def conversation_runs(
+        self, conversation_id: str, from_position: int | None = None
+    ) -> dict[str, list[RunInfo]]:
+        """Every run of a conversation (of its messages from ``from_position`` on) by message
+        id, oldest first: rows only, no events.
 
         One query of plain rows, whatever the length of the conversation."""
         stmt = (
@@ -546,6 +555,8 @@ class Store:
             .where(Message.conversation_id == conversation_id)
             .order_by(Run.created_at, Run.id)
         )
+        if from_position is not None:
+            stmt = stmt.where(Message.position >= from_position)
         runs: dict[str, list[RunInfo]] = {}
         with self.engine.connect() as conn:
             for row in conn.execute(stmt):

@@ -41,12 +41,17 @@ BACKENDS = ("sqlite", "postgresql")
 def counting(engine: Any, *, any_thread: bool = False) -> Iterator[list[str]]:
     """The SQL statements ``engine`` runs while the block runs: on this thread (not the run
     manager's heartbeat and lease sweeps), or with ``any_thread`` on every thread (a server's
-    thread pool) except those sweeps."""
+    thread pool) except those sweeps and the tool-cache writer (storage.cache_writes, which
+    commits results of runs that already ended)."""
     statements: list[str] = []
     caller = threading.get_ident()
 
     def before(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        mine = "heartbeat_at" not in statement if any_thread else threading.get_ident() == caller
+        if any_thread:
+            writer = threading.current_thread().name.startswith("cache-write")
+            mine = "heartbeat_at" not in statement and not writer
+        else:
+            mine = threading.get_ident() == caller
         if mine:
             statements.append(statement)
 

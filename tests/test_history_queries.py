@@ -112,3 +112,33 @@ def test_opening_and_asking_over_http_take_the_same_statements_at_any_length(tmp
             assert len(listed) == 2 * size + 1
             assert all("events" not in run for m in listed for run in m["runs"])
     assert counts[2] == counts[12], counts
+
+
+def test_a_page_from_the_end_reads_only_its_messages(tmp_path, tone_wav):
+    """GET /api/conversations/{id}?last=N: the last N messages with their runs, in order,
+    the total count beside them, and rows read that do not grow with the conversation."""
+    settings = Settings(data_dir=tmp_path, warm_up=False, owner_runs_per_minute=0, owner_max_runs=0)
+    app = create_app(settings, registry=_registry())
+    service = app.state.service
+    rows_read = {}
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+        with tone_wav.open("rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("tone.wav", fh)}).json()["id"]
+        for size in (3, 12):
+            conv = http.post("/api/conversations", json={}).json()["id"]
+            for i in range(size):
+                body = {"question": f"question {i}?", "audio_id": audio_id}
+                with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as r:
+                    r.read()
+            with counting(service.store.engine, any_thread=True) as opening:
+                page = http.get(f"/api/conversations/{conv}", params={"last": 4}).json()
+            whole = http.get(f"/api/conversations/{conv}").json()
+            assert page["total_messages"] == whole["total_messages"] == len(whole["messages"])
+            assert page["messages"] == whole["messages"][-4:]  # same rows, same runs
+            assert [m["position"] for m in page["messages"]] == sorted(
+                m["position"] for m in page["messages"]
+            )
+            rows_read[size] = len(opening)
+        bad = http.get(f"/api/conversations/{conv}", params={"last": 0})
+        assert bad.status_code == 422
+    assert rows_read[3] == rows_read[12], rows_read

@@ -156,6 +156,20 @@ async def test_answers_in_words_without_choices(registry, tmp_path):
     assert answer.text == "No: no speech was detected.", answer.text
 
 
+async def test_is_there_speech_and_how_loud_in_words(registry, tmp_path):
+    dog = load_samples(FIXTURES / "dog_bark_esc50.wav")
+    # voice activity marks a short bark as speech; the classes and the transcript do not
+    answer, _ = await _ask(registry, tmp_path, dog, "Is there speech?")
+    assert answer.text.startswith("Probably not: voice activity marked"), answer.text
+    digit = _compose([_digit("digit_6_theo_4.wav")])
+    answer, _ = await _ask(registry, tmp_path, digit, "Is there speech?")
+    assert answer.text.startswith("Yes: speech from"), answer.text
+    answer, _ = await _ask(registry, tmp_path, dog, "How loud is it?")
+    assert "LUFS integrated loudness" in answer.text and "dBFS" in answer.text, answer.text
+    answer, _ = await _ask(registry, tmp_path, dog, "How much of it is silent?")
+    assert answer.text.startswith("Silent for about"), answer.text
+
+
 def test_devsets_are_deterministic_and_well_formed(tmp_path):
     """The dev-set builder on a miniature data folder made of the fixtures."""
     from bench.devsets import build

@@ -55,6 +55,7 @@ from agent.planners.offline_timeline import (
 from agent.planners.question_types import (
     DESCRIPTION,
     TOOLS_FOR,
+    YES_NO_SPEECH,
     QuestionType,
     classify,
     tool_arguments,
@@ -526,10 +527,50 @@ def _sentences(text: str) -> list[str]:
     return pieces
 
 
-YES_NO_SPEECH = re.compile(
-    r"^\s*(is|are|does|do|can|was|were)\b.*\b(speech|speak\w*|talk\w*|voices?|someone|anyone|"
-    r"person|people|words?)\b"
-)
+SPEECH_LABEL = re.compile(r"speech|speaking|conversation|narration|talk", re.IGNORECASE)
+
+
+def _speech_doubt(evidence: Evidence) -> str:
+    """Voice activity alone is fooled by short barks and clicks: under a second of it, with
+    no speech among the sound classes and no words recognised, the answer says so."""
+    spans = evidence.speech_spans or []
+    seconds = sum(b - a for a, b in spans)
+    heard_speech = max((sc for lb, sc in evidence.labels if SPEECH_LABEL.search(lb)), default=0.0)
+    if seconds >= 1.0 or heard_speech >= 0.1 or (evidence.transcript or "").strip():
+        return ""
+    others = [lb for lb, sc in evidence.labels if lb != "Silence" and sc >= 0.1][:2]
+    heard = f"the sound classifier hears {' and '.join(others)}" if others else "no speech class"
+    return (
+        f"Probably not: voice activity marked {seconds:.1f} s ({spans[0][0]:.1f}-"
+        f"{spans[0][1]:.1f} s), but {heard} and no words were recognised."
+    )
+
+
+def _level_sentence(evidence: Evidence) -> str:
+    """How loud the recording is, in the measures people use (integrated loudness first)."""
+    signal = evidence.signal or {}
+    lufs = signal.get("loudness_lufs")
+    parts = []
+    if evidence.rms_dbfs is not None:
+        parts.append(f"RMS level {evidence.rms_dbfs:.0f} dBFS")
+    if evidence.peak_dbfs is not None:
+        parts.append(f"peak {evidence.peak_dbfs:.0f} dBFS")
+    if lufs is None and not parts:
+        return ""
+    if lufs is None:
+        return parts[0][0].upper() + "; ".join(parts)[1:] + "."
+    loud = float(lufs)
+    feel = (
+        "loud"
+        if loud > -14
+        else "moderately loud"
+        if loud > -24
+        else "quiet"
+        if loud > -40
+        else "very quiet"
+    )
+    extra = f" ({', '.join(parts)})" if parts else ""
+    return f"{feel.capitalize()}: about {loud:.0f} LUFS integrated loudness{extra}."
 
 
 def answer_in_words(
@@ -547,6 +588,9 @@ def answer_in_words(
         spans = evidence.speech_spans
         if not spans:
             return "No: no speech was detected.", details
+        doubt = _speech_doubt(evidence)
+        if doubt:
+            return doubt, details
         first = f"Yes: speech from {spans[0][0]:.1f} s to {spans[0][1]:.1f} s"
         more = f" and in {len(spans) - 1} more span(s)" if len(spans) > 1 else ""
         return f"{first}{more}.", details
@@ -566,6 +610,17 @@ def answer_in_words(
         return f'It says: "{evidence.transcript}"', details
     if qtype.kind == "signal" and evidence.duration_s and re.search(r"how long|duration", q):
         return f"It lasts {evidence.duration_s:.1f} s.", details
+    if qtype.kind == "signal" and re.search(r"loud|volume|level|decibel|quiet", q):
+        level = _level_sentence(evidence)
+        if level:
+            return level, details
+    if (
+        qtype.kind == "signal"
+        and re.search(r"silen", q)
+        and signal.get("silence_ratio") is not None
+    ):
+        share = float(signal["silence_ratio"])
+        return f"Silent for about {share:.0%} of its {evidence.duration_s or 0:.1f} s.", details
     if qtype.kind == "music" and evidence.music and evidence.music.get("tempo_bpm"):
         m = evidence.music
         key = f" in {m['key']}" if m.get("key") else ""

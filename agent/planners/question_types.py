@@ -70,6 +70,13 @@ DESCRIPTION = {
 }
 
 
+# "Is there speech?", "Does anyone talk?": answered from voice activity, whatever the type.
+YES_NO_SPEECH = re.compile(
+    r"^\s*(is|are|does|do|can|was|were)\b.*\b(speech|speak\w*|talk\w*|voices?|someone|anyone|"
+    r"person|people|words?)\b"
+)
+
+
 @dataclass(frozen=True)
 class QuestionType:
     kind: str
@@ -132,7 +139,10 @@ def classify(question: str, choices: Sequence[str]) -> QuestionType:
         )  # fmt: skip
     best = max(scores, key=lambda k: (len(scores[k]), k == "sound"))
     if not scores[best]:
-        return QuestionType("general", "no keyword decides its type", TOOLS_FOR["general"])
+        tools = TOOLS_FOR["general"]
+        if YES_NO_SPEECH.search(text):  # is anyone speaking: voice activity says where
+            tools = (*tools, "speech_activity")
+        return QuestionType("general", "no keyword decides its type", tools)
     reason = "it mentions " + ", ".join(f"'{w}'" for w in scores[best][:3])
     tools = TOOLS_FOR[best]
     if best == "music" and _hits(text, ("vocal", "singer", "singing", "voice", "sung")):
