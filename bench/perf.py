@@ -67,6 +67,9 @@ def heading(text: str) -> None:
 # -- 1. loop and storage overhead -----------------------------------------------------------------
 
 
+WARM_REPS = 5  # runs left out of a median: the first ones fill caches and start threads
+
+
 def _silence(folder: Path, seconds: float = 1.0) -> Path:
     import numpy as np
     import soundfile as sf
@@ -123,6 +126,12 @@ def _clear_tool_cache(service: Any) -> None:
     service._service.store.clear_tool_cache()
 
 
+def _close(service: Any) -> None:
+    """Stop the service's run manager (its heartbeat) and its store's writer."""
+    service._service.close()
+    service._service.store.close()
+
+
 async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
     from agent.registry import Registry
     from backend.service import AskRequest
@@ -135,7 +144,7 @@ async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
     service = _service(folder / f"stored_{calls}", registry)
     audio_id = service.upload_file(_silence(folder)).id
     times = []
-    for _ in range(reps + 1):
+    for _ in range(reps + WARM_REPS):
         conv = service.store.create_conversation()
         _clear_tool_cache(service)
         ask = AskRequest("q?", audio_id=audio_id, planner="scripted", budget=calls)
@@ -144,7 +153,8 @@ async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
         async for _ in service.stream(conv.id, request):
             pass
         times.append(time.perf_counter() - begun)
-    return median(times[1:])
+    _close(service)
+    return median(times[WARM_REPS:])
 
 
 def section_overhead(reps: int, folder: Path) -> None:
@@ -422,6 +432,7 @@ async def _cache_runs(folder: Path) -> tuple[float, float]:
         async for _ in service.stream(conv.id, request):
             pass
         times.append(time.perf_counter() - begun)
+    _close(service)
     return times[0], times[1]
 
 
