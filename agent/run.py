@@ -417,10 +417,13 @@ class RunContext:
         keys = [k for k in keys if k not in self._prefetched]
         if get_many is None or len(keys) < 2:
             return
-        if getattr(self.cache, "blocking", True):
-            found = await asyncio.to_thread(get_many, keys)
-        else:
-            found = get_many(keys)
+        peek = getattr(self.cache, "peek", None)
+        found = {k: hit for k in keys if peek is not None and (hit := peek(k)) is not None}
+        rest = [k for k in keys if k not in found]
+        if rest and getattr(self.cache, "blocking", True):
+            found.update(await asyncio.to_thread(get_many, rest))
+        elif rest:
+            found.update(get_many(rest))
         self._looked_up = {k: found.get(k) for k in keys}
 
     async def _fetch(
@@ -489,6 +492,9 @@ class RunContext:
     async def _cache_get(self, key: str) -> ToolResult | None:
         if key in self._looked_up:  # read with the rest of this turn's calls
             return self._looked_up.pop(key)
+        peek = getattr(self.cache, "peek", None)  # in memory: no thread, no database read
+        if peek is not None and (hit := peek(key)) is not None:
+            return hit
         if not getattr(self.cache, "blocking", True):
             return self.cache.get(key)
         return await asyncio.to_thread(self.cache.get, key)

@@ -551,16 +551,20 @@ def section_load(sessions: int, timeout: float, folder: Path) -> None:
             except httpx.HTTPError:
                 time.sleep(0.5)
 
+        async def visitor(wav: Path, deadline: float) -> dict[str, Any]:
+            # Each session is its own visitor (its own owner cookie), as 50 people would be:
+            # one shared client would be one owner, refused past the per-owner limits.
+            async with httpx.AsyncClient(base_url=base, timeout=timeout) as http:
+                return await _session(http, wav, deadline)
+
         async def run() -> list[dict[str, Any]]:
-            limits = httpx.Limits(max_connections=sessions + 5)
-            async with httpx.AsyncClient(base_url=base, timeout=timeout, limits=limits) as http:
-                deadline = time.perf_counter() + timeout
-                await _session(http, recordings[-1], deadline)  # models loaded, warm
-                idle, _ = _rss(server.pid)
-                wavs = [recordings[i % len(recordings)] for i in range(sessions)]
-                results = await asyncio.gather(*(_session(http, w, deadline) for w in wavs))
-                results[0]["idle_rss"] = idle
-                return list(results)
+            deadline = time.perf_counter() + timeout
+            await visitor(recordings[-1], deadline)  # models loaded, warm
+            idle, _ = _rss(server.pid)
+            wavs = [recordings[i % len(recordings)] for i in range(sessions)]
+            results = await asyncio.gather(*(visitor(w, deadline) for w in wavs))
+            results[0]["idle_rss"] = idle
+            return list(results)
 
         begun = time.perf_counter()
         results = asyncio.run(run())

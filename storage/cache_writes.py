@@ -7,6 +7,11 @@ result goes into ``pending`` (a dict shared by every run of the process that use
 look in ``pending`` first, so a result is never computed twice because its row is not
 committed yet. Hits are counted the same way.
 
+Results read or written lately are also kept in memory (``RECENT`` of them, least recently
+used out first), so a run asking for one again gets it without a thread hop or a database
+read; deleting cache rows through the store forgets them here too. (Rows another process
+deletes stay in this memory until they age out; a result only ever describes the same bytes.)
+
 The cache is an optimisation: a write that fails is logged and dropped (the next identical
 call computes the result again). ``flush()`` waits until everything handed over is written;
 the store calls it before it reads hit counts or deletes cache rows, and at ``close()``.
@@ -24,6 +29,7 @@ from typing import Any
 log = logging.getLogger("audio_agent.cache")
 
 Entry = tuple[str, str, Any]  # tool, audio id, ToolResult
+RECENT = 256  # results kept in memory after they are written or read
 
 
 class CacheWrites:
@@ -36,6 +42,7 @@ class CacheWrites:
         self._write = write  # (rows by key, hit counts by key), one transaction
         self._lock = threading.Lock()
         self._pending: dict[str, Entry] = {}
+        self._recent: collections.OrderedDict[str, tuple[str, Any]] = collections.OrderedDict()
         self._hits: collections.Counter[str] = collections.Counter()
         self._idle = threading.Condition(self._lock)
         self._busy = False
@@ -44,6 +51,7 @@ class CacheWrites:
 
     def put(self, key: str, tool: str, audio_id: str, result: Any) -> None:
         with self._lock:
+            self._remember(key, audio_id, result)
             if not self._closed:
                 self._pending[key] = (tool, audio_id, result)
                 self._schedule()
@@ -59,14 +67,41 @@ class CacheWrites:
         self._write({}, {key: 1})
 
     def get(self, key: str) -> Any | None:
-        """The result handed over for ``key`` and not written yet, or None."""
-        with self._lock:
-            entry = self._pending.get(key)
-        return entry[2] if entry is not None else None
+        """The result for ``key`` if it is in memory (not written yet, or recent), or None."""
+        return self.get_many([key]).get(key)
 
     def get_many(self, keys: list[str]) -> dict[str, Any]:
+        """The results among ``keys`` that are in memory."""
+        found = {}
         with self._lock:
-            return {k: self._pending[k][2] for k in keys if k in self._pending}
+            for key in keys:
+                if key in self._pending:
+                    found[key] = self._pending[key][2]
+                elif key in self._recent:
+                    self._recent.move_to_end(key)
+                    found[key] = self._recent[key][1]
+        return found
+
+    def remember(self, results: dict[str, tuple[str, Any]]) -> None:
+        """Keep results read from the database in memory: {key: (audio id, result)}."""
+        with self._lock:
+            for key, (audio_id, result) in results.items():
+                self._remember(key, audio_id, result)
+
+    def forget(self, audio_ids: set[str] | None = None) -> None:
+        """Drop remembered results of these recordings (None: all)."""
+        with self._lock:
+            if audio_ids is None:
+                self._recent.clear()
+                return
+            for key in [k for k, (a, _) in self._recent.items() if a in audio_ids]:
+                del self._recent[key]
+
+    def _remember(self, key: str, audio_id: str, result: Any) -> None:  # with the lock held
+        self._recent[key] = (audio_id, result)
+        self._recent.move_to_end(key)
+        while len(self._recent) > RECENT:
+            self._recent.popitem(last=False)
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every row and hit handed over so far is written; False on timeout."""

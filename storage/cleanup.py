@@ -139,6 +139,7 @@ def purge_conversation(store: Store, conversation_id: str) -> Purged | None:
             purged.audio = [_audio(r) for r in sorted(rows, key=lambda r: r.id)]
             s.execute(delete(Audio).where(Audio.id.in_(orphans)))
             result = s.execute(delete(ToolCacheEntry).where(ToolCacheEntry.audio_id.in_(orphans)))
+            store.cache_writes.forget(set(orphans))
             purged.cache_entries = int(result.rowcount)  # type: ignore[attr-defined]
         return purged
 

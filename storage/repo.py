@@ -788,15 +788,26 @@ class Store:
         found: dict[str, ToolResult] = self.cache_writes.get_many(list(keys))
         rest = [k for k in dict.fromkeys(keys) if k not in found]
         if rest:
-            stmt = select(ToolCacheEntry.key, ToolCacheEntry.result).where(
+            stmt = select(ToolCacheEntry.key, ToolCacheEntry.audio_id, ToolCacheEntry.result).where(
                 ToolCacheEntry.key.in_(rest)
             )
+            read: dict[str, tuple[str, ToolResult]] = {}
             with self.engine.connect() as conn:
-                for key, data in conn.execute(stmt):
-                    found[key] = ToolResult.model_validate(data)
+                for key, audio_id, data in conn.execute(stmt):
+                    read[key] = (audio_id, ToolResult.model_validate(data))
+            self.cache_writes.remember(read)
+            found.update({key: result for key, (_, result) in read.items()})
         for key in found:
             self.cache_writes.hit(key)
         return found
+
+    def cache_peek(self, key: str) -> ToolResult | None:
+        """The cached result for ``key`` if it is in memory (counting a hit), else None
+        without reading the database: for the event loop, before a read in a thread."""
+        result = self.cache_writes.get(key)
+        if result is not None:
+            self.cache_writes.hit(key)
+        return result
 
     def cache_put_later(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
         """Store a tool result without waiting for the database: readers of this store see
@@ -834,6 +845,7 @@ class Store:
     def clear_tool_cache(self, audio_id: str | None = None) -> int:
         """Drop cached results (of one recording, or all); returns how many."""
         self.cache_writes.flush()
+        self.cache_writes.forget(None if audio_id is None else {audio_id})
         stmt = delete(ToolCacheEntry)
         if audio_id is not None:
             stmt = stmt.where(ToolCacheEntry.audio_id == audio_id)
@@ -882,6 +894,9 @@ class SqlToolCache:
 
     def get(self, key: str) -> ToolResult | None:
         return self.store.cache_get(self.scoped(key))
+
+    def peek(self, key: str) -> ToolResult | None:
+        return self.store.cache_peek(self.scoped(key))
 
     def get_many(self, keys: Sequence[str]) -> dict[str, ToolResult]:
         scoped = {self.scoped(k): k for k in keys}

@@ -100,8 +100,13 @@ def test_a_failed_write_is_logged_and_the_writer_goes_on(store: Store, caplog) -
         cache.put("b" * 64, "t", AUDIO, ToolResult(output="kept"))
         assert store.cache_writes.flush()
     assert "disk full" in caplog.text
-    assert store.cache_get("a" * 64) is None  # dropped: computed again next time
-    assert store.cache_get("b" * 64).output == "kept"
+    other = Store.open(store.engine.url)  # another process: only what was written
+    try:
+        assert other.cache_get("a" * 64) is None  # dropped: computed again there
+        assert other.cache_get("b" * 64).output == "kept"
+    finally:
+        other.close()
+    assert store.cache_get("a" * 64).output == "lost"  # still in this process's memory
 
 
 async def test_a_turn_reads_the_cache_once_and_never_writes_on_the_loop(
@@ -125,10 +130,23 @@ async def test_a_turn_reads_the_cache_once_and_never_writes_on_the_loop(
     assert not [s for s in seen if s.startswith("loop:")]  # nothing on the event loop
     assert len(writes) <= 20  # written by the writer thread, in few transactions
 
-    # the same 20 calls again, before anything was flushed: all from the cache
-    events = await _run(audio_store, ref, _turns(calls), [tool], cache)
+    # the same 20 calls again, before anything was flushed: all from the cache, from memory
+    seen.clear()
+    stop = _statements(store.engine, seen)
+    try:
+        events = await _run(audio_store, ref, _turns(calls), [tool], cache)
+    finally:
+        stop()
     results = [e for e in events if e.type == "tool_result"]
     assert all(r.cached for r in results) and len(tool.calls) == 20
+    assert not [s for s in seen if "FROM tool_cache" in s]  # no read at all
+
+
+def test_clearing_forgets_what_memory_holds(store: Store) -> None:
+    cache = SqlToolCache(store)
+    cache.put("k" * 64, "t", AUDIO, ToolResult(output="x"))
+    assert store.clear_tool_cache(audio_id=AUDIO) == 1
+    assert cache.get("k" * 64) is None and cache.peek("k" * 64) is None
 
 
 async def test_deleting_a_conversation_removes_cache_rows_still_being_written(

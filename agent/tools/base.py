@@ -74,6 +74,7 @@ def cache_key(audio_sha256: str, tool: str, arguments: dict[str, Any], model: st
 
 class ToolCache(Protocol):
     """Results of identical calls. Optional: ``get_many(keys)`` (a turn's keys at once),
+    ``peek(key)`` (a result in memory, or None, without blocking),
     ``blocking`` (False: ``get`` may run on the event loop) and ``put_blocks`` (False:
     ``put`` only hands the result over and may run on the event loop)."""
 
