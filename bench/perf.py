@@ -394,7 +394,7 @@ def _gil_bound(folder: Path) -> None:
         return time.perf_counter() - begun
 
     size = executor.sizing()
-    for processes in (0, max(1, executor.process_count())):
+    for processes in (0, size.workers):
         pool = executor.ModelExecutor(size.workers, size.threads_per_call, processes=processes)
         previous = executor.set_executor(pool)
         try:

@@ -16,10 +16,11 @@ other. Functions marked ``@holds_gil`` therefore run in worker processes forked 
 that has loaded and warmed them (``agent.local_models.worker_preload``); the calling model
 thread waits for the result, so the queue, the bound and the tool clock are the same for both
 kinds. Sizing: ``AUDIO_AGENT_MODEL_PROCESSES`` worker processes; 0 keeps everything in
-threads. Default: cores // 2 from four cores up, none below. On two cores the model threads
-already keep both cores busy, so a worker process adds no throughput, only memory (measured
-with bench/memory.py: a 300 s clip peaked 100-300 MB higher with one worker, over the 1.2 GB
-budget for ``refine``); from four cores the GIL-bound analyses get cores of their own.
+threads. Default: cores // 2 from four cores up, none below. Measured on two cores
+(bench/perf.py, bench/memory.py): four pitch analyses at once took 3.8x one in threads and
+2.0x with two worker processes, but one worker raised the peak on a 300 s clip by 100-300 MB
+(``refine`` past the 1.2 GB budget) and one worker alone gained nothing (3.9x); so below four
+cores memory wins by default, and ``AUDIO_AGENT_MODEL_PROCESSES=2`` chooses the speed.
 ``AUDIO_AGENT_MODEL_WORKERS`` and ``AUDIO_AGENT_MODEL_THREADS`` override the
 thread sizing (all read once, at the first call).
 
