@@ -110,8 +110,10 @@ def decode_group(
     word_timestamps: bool = False,
     initial_prompt: str | None = None,
     batch_size: int = 8,
+    language: str | None = None,
 ) -> Part:
-    """Decode one group's chunks (one model job) with times on the whole recording."""
+    """Decode one group's chunks (one model job) with times on the whole recording.
+    ``language`` is used by a multilingual model only (None: detect)."""
     from faster_whisper.transcribe import restore_speech_timestamps
 
     from agent.local_models.whisper_asr import batched_pipeline
@@ -127,7 +129,7 @@ def decode_group(
     multilingual = is_multilingual()
     segments, info = batched_pipeline().transcribe(
         speech,
-        language=None if multilingual else "en",
+        language=language if multilingual else "en",
         clip_timestamps=clips,
         beam_size=beam_size,
         word_timestamps=word_timestamps,
@@ -172,7 +174,8 @@ async def transcribe(
 
     ``workers`` defaults to the model executor's: the groups queue there like any other model
     call, so concurrent tools never run more decoding threads than the executor allows.
-    Options: ``beam_size``, ``word_timestamps``, ``initial_prompt``, ``batch_size``.
+    Options: ``beam_size``, ``word_timestamps``, ``initial_prompt``, ``batch_size``,
+    ``language``.
     """
     chunks = await executor.run_model(_chunks, samples, chunk_s)
     groups = split_groups(chunks, workers or executor.model_workers())

@@ -187,30 +187,26 @@ def transcribe(
     if batched:
         # Long audio: only the speech spans that voice activity finds are decoded, merged
         # into chunks of up to 30 s and decoded in batches (no temperature fallback over
-        # long non-speech stretches).
-        from agent.local_models import vad as vad_model
+        # long non-speech stretches): the chunked path of parallel_stt, as one job here.
+        from agent.local_models.parallel_stt import transcribe_in_groups
 
-        if not vad_model.speech_spans(audio):
-            return Transcript("", default_language, 0.0, [], name)
-        segments_iter, info = _batched(model).transcribe(
+        return transcribe_in_groups(
             audio,
-            language=language if multilingual else "en",
+            1,
             beam_size=beam_size,
-            vad_filter=True,
             word_timestamps=word_timestamps,
             initial_prompt=initial_prompt,
-            batch_size=8,
+            language=language,
         )
-    else:
-        segments_iter, info = model.transcribe(
-            audio,
-            language=language if multilingual else None,
-            beam_size=beam_size,
-            vad_filter=vad,
-            word_timestamps=word_timestamps,
-            initial_prompt=initial_prompt,
-            max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
-        )
+    segments_iter, info = model.transcribe(
+        audio,
+        language=language if multilingual else None,
+        beam_size=beam_size,
+        vad_filter=vad,
+        word_timestamps=word_timestamps,
+        initial_prompt=initial_prompt,
+        max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
+    )
     segments = [segment_of(s) for s in segments_iter]
     return _transcript(segments, info, default_language, name)
 
