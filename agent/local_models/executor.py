@@ -74,14 +74,8 @@ def _marked(fn: Callable[..., Any]) -> bool:
 def process_count(cores: int | None = None) -> int:
     """Worker processes for GIL-bound models: ``AUDIO_AGENT_MODEL_PROCESSES`` if set (0 = none,
     threads only), else cores // 2 from four cores up, else none (see the module doc)."""
-    raw = os.environ.get(PROCESSES_ENV, "").strip()
-    if raw:
-        try:
-            value = int(raw)
-        except ValueError as exc:
-            raise ValueError(f"{PROCESSES_ENV}={raw!r} is not a whole number.") from exc
-        if value < 0:
-            raise ValueError(f"{PROCESSES_ENV} must be 0 or more (got {value}).")
+    value = _env_int(PROCESSES_ENV, minimum=0)
+    if value is not None:
         return value
     cores = cores or cpu_count()
     return cores // 2 if cores >= 4 else 0
@@ -108,7 +102,7 @@ class Sizing:
     threads_per_call: int  # intra-op threads each model uses
 
 
-def _env_int(name: str) -> int | None:
+def _env_int(name: str, minimum: int = 1) -> int | None:
     raw = os.environ.get(name, "").strip()
     if not raw:
         return None
@@ -116,8 +110,8 @@ def _env_int(name: str) -> int | None:
         value = int(raw)
     except ValueError as exc:
         raise ValueError(f"{name}={raw!r} is not a whole number.") from exc
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1 (got {value}).")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum} (got {value}).")
     return value
 
 
