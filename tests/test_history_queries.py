@@ -85,23 +85,34 @@ async def test_unanswered_questions_are_left_out_of_the_history(tmp_path, tone_w
     assert [t.question for t in history] == ["first?", "third?"]
 
 
+def _http_app(tmp_path):
+    """The app with the scripted registry and no per-owner rate limits (many questions)."""
+    settings = Settings(data_dir=tmp_path, warm_up=False, owner_runs_per_minute=0, owner_max_runs=0)
+    return create_app(settings, registry=_registry())
+
+
+def _conversation_over_http(http, tone_wav, size):
+    """A new conversation with ``size`` answered questions about the tone, asked over HTTP."""
+    with tone_wav.open("rb") as fh:
+        audio_id = http.post("/api/audio", files={"file": ("tone.wav", fh)}).json()["id"]
+    conv = http.post("/api/conversations", json={}).json()
+    for i in range(size):
+        body = {"question": f"question {i}?", "audio_id": audio_id}
+        with http.stream("POST", f"/api/conversations/{conv['id']}/ask", json=body) as r:
+            assert r.status_code == 200
+            r.read()
+    return conv
+
+
 def test_opening_and_asking_over_http_take_the_same_statements_at_any_length(tmp_path, tone_wav):
     """GET /api/conversations/{id} and the preparation of its next question (what POST
     .../ask does before it streams) run as many statements at 12 questions as at 2."""
-    settings = Settings(data_dir=tmp_path, warm_up=False, owner_runs_per_minute=0, owner_max_runs=0)
-    app = create_app(settings, registry=_registry())
+    app = _http_app(tmp_path)
     service = app.state.service
     counts = {}
     with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
-        with tone_wav.open("rb") as fh:
-            audio_id = http.post("/api/audio", files={"file": ("tone.wav", fh)}).json()["id"]
         for size in (2, 12):
-            conv = http.post("/api/conversations", json={}).json()
-            for i in range(size):
-                body = {"question": f"question {i}?", "audio_id": audio_id}
-                with http.stream("POST", f"/api/conversations/{conv['id']}/ask", json=body) as r:
-                    assert r.status_code == 200
-                    r.read()
+            conv = _conversation_over_http(http, tone_wav, size)
             with counting(service.store.engine, any_thread=True) as opening:  # the thread pool
                 http.get(f"/api/conversations/{conv['id']}").raise_for_status()
             with counting(service.store.engine) as asking:
@@ -117,19 +128,12 @@ def test_opening_and_asking_over_http_take_the_same_statements_at_any_length(tmp
 def test_a_page_from_the_end_reads_only_its_messages(tmp_path, tone_wav):
     """GET /api/conversations/{id}?last=N: the last N messages with their runs, in order,
     the total count beside them, and rows read that do not grow with the conversation."""
-    settings = Settings(data_dir=tmp_path, warm_up=False, owner_runs_per_minute=0, owner_max_runs=0)
-    app = create_app(settings, registry=_registry())
+    app = _http_app(tmp_path)
     service = app.state.service
     rows_read = {}
     with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
-        with tone_wav.open("rb") as fh:
-            audio_id = http.post("/api/audio", files={"file": ("tone.wav", fh)}).json()["id"]
         for size in (3, 12):
-            conv = http.post("/api/conversations", json={}).json()["id"]
-            for i in range(size):
-                body = {"question": f"question {i}?", "audio_id": audio_id}
-                with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as r:
-                    r.read()
+            conv = _conversation_over_http(http, tone_wav, size)["id"]
             with counting(service.store.engine, any_thread=True) as opening:
                 page = http.get(f"/api/conversations/{conv}", params={"last": 4}).json()
             whole = http.get(f"/api/conversations/{conv}").json()
