@@ -15,9 +15,10 @@ ENV PYTHONUNBUFFERED=1 \
     AUDIO_AGENT_DATA_DIR=/data
 
 WORKDIR /app
-COPY requirements.txt requirements-nodeps.txt ./
-RUN pip install -r requirements.txt \
-    && pip install --no-deps -r requirements-nodeps.txt
+# The same locked versions (with hashes) as the README's command; see README "Run it".
+COPY requirements.lock requirements-nodeps.lock ./
+RUN pip install -r requirements.lock \
+    && pip install --no-deps -r requirements-nodeps.lock
 COPY . .
 
 RUN useradd --create-home --uid 1000 app && mkdir -p /data && chown app:app /data

@@ -7,12 +7,16 @@ The examples are bounded so the whole run stays well under a minute.
 
 from __future__ import annotations
 
+import io
+import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
+import soundfile as sf
 
 schemathesis = pytest.importorskip("schemathesis")  # requirements-dev.txt
 from hypothesis import HealthCheck, settings  # noqa: E402
@@ -25,18 +29,21 @@ from tests.test_api import scripted_registry  # noqa: E402
 REQUEST_TIMEOUT_S = 20  # a hang shows as a timeout, which fails the test
 
 
+# The app is built when the module is imported so that its schema is a plain (not lazy)
+# schemathesis schema: `schemathesis.pytest.from_fixture` reads a private pytest attribute
+# (`Function._nodeid`) that pytest 9.2 removed, so the lazy form fails on a fresh install.
+_DATA_DIR = tempfile.TemporaryDirectory(prefix="audio-agent-fuzz-")
+_REGISTRY, _ = scripted_registry()
+_APP = create_app(
+    Settings(data_dir=Path(_DATA_DIR.name), warm_up=False), registry=_REGISTRY, ui=False
+)
+schema = schemathesis.openapi.from_dict(_APP.openapi())
+
+
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    data_dir: Path = tmp_path_factory.mktemp("fuzz")
-    registry, _ = scripted_registry()
-    app = create_app(Settings(data_dir=data_dir, warm_up=False), registry=registry, ui=False)
-    with serve(app) as base:
+def live() -> Iterator[tuple[str, dict[str, str]]]:
+    with serve(_APP) as base:
         # Something to find: a conversation with a recording, so ids are not all unknown.
-        import io
-
-        import numpy as np
-        import soundfile as sf
-
         buffer = io.BytesIO()
         sf.write(buffer, np.zeros(16_000), 16_000, format="WAV")
         with httpx.Client(base_url=base, timeout=30) as http:
@@ -44,15 +51,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[s
             audio = http.post("/api/audio", files={"file": ("s.wav", buffer.getvalue())})
             cookie = "; ".join(f"{k}={v}" for k, v in http.cookies.items())  # their owner
         yield base, {"conversation_id": conv, "audio_id": audio.json()["id"], "cookie": cookie}
-
-
-@pytest.fixture(scope="module")
-def api_schema(live):  # type: ignore[no-untyped-def]
-    base, _ = live
-    return schemathesis.openapi.from_url(f"{base}/openapi.json")
-
-
-schema = schemathesis.pytest.from_fixture("api_schema")
+    _APP.state.service.close()
 
 
 @schema.parametrize()
