@@ -20,6 +20,7 @@ class _Entry(Generic[T]):
         self.task = task
         self.waiters = 0
         self.starts = 1
+        self.abandoned = False  # cancelled because nobody waits; may not be done yet
 
 
 class InflightCalls(Generic[T]):
@@ -42,7 +43,9 @@ class InflightCalls(Generic[T]):
         """The result of the call under ``key``, and whether it was joined (not started)."""
         full = self._key(key)
         entry = self._entries.get(full)
-        joined = entry is not None and not entry.task.done()
+        # A computation cancelled a moment ago is not done until the loop runs it once more:
+        # a caller arriving in between starts its own instead of joining a cancellation.
+        joined = entry is not None and not entry.task.done() and not entry.abandoned
         if not joined:
             task = asyncio.ensure_future(start())
             entry = _Entry(task)
@@ -63,6 +66,7 @@ class InflightCalls(Generic[T]):
         finally:
             entry.waiters -= 1
             if entry.waiters == 0 and not entry.task.done():
+                entry.abandoned = True
                 entry.task.cancel()  # nobody is waiting any more
 
 
