@@ -61,6 +61,18 @@ def test_speech_with_word_timestamps() -> None:
     assert words and all(0.5 < w.start <= w.end < 3.6 for w in words)
 
 
+def test_speech_span_to_the_last_sample_with_word_times() -> None:
+    """A span that reaches the end of a recording whose length is not a whole number of
+    milliseconds (padding took it to 2.5 s of a 2.49994 s clip) is transcribed, with word
+    times; faster-whisper asserted on it before ("non-negative timestamp expected")."""
+    digit = load_samples(FIXTURES / "digit_7_jackson_2.wav")
+    samples = np.zeros(39_999, dtype=np.float32)  # 2.4999375 s
+    samples[8000 : 8000 + digit.size] = digit[: samples.size - 8000]
+    transcript = whisper_asr.transcribe_spans(samples, [(0.0, 2.5)], word_timestamps=True)
+    assert "seven" in _words(transcript.text) or "7" in _words(transcript.text)
+    assert transcript.segments[0].end <= 2.5
+
+
 @pytest.mark.parametrize("seconds", [0.0, 0.005, 1.0])
 def test_silence_transcribes_to_empty_text(seconds: float) -> None:
     transcript = whisper_asr.transcribe(np.zeros(int(seconds * SR), dtype=np.float32))

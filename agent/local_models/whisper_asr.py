@@ -251,7 +251,10 @@ def transcribe_spans(
         start, end = max(0.0, float(start)), min(duration, float(end))
         while end - start > 0.05:
             piece_end = min(end, start + 29.5)
-            clips.append({"start": round(start, 3), "end": round(piece_end, 3)})
+            # inside the recording to the millisecond: a clip that ends past it (2.5 s of a
+            # 2.49994 s clip) makes faster-whisper assert on a negative length of non-speech
+            clips.append({"start": math.ceil(start * 1000) / 1000,
+                          "end": math.floor(piece_end * 1000) / 1000})  # fmt: skip
             start = piece_end
     default_language = "" if model.model.is_multilingual else "en"
     if not clips:
@@ -302,7 +305,7 @@ def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
     import ctranslate2
     from faster_whisper.tokenizer import Tokenizer
 
-    from agent.planners.question_types import number_value
+    from agent.number_words import number_value
 
     model, _ = get_model()
     audio = np.asarray(samples, dtype=np.float32).reshape(-1)[: 30 * SAMPLE_RATE]
