@@ -56,20 +56,35 @@ class AskRequest:
     budget: int | None = None
 
 
-def summary_row(info: RunInfo, planner_label: str) -> dict[str, Any]:
-    """One run of a comparison, from its stored totals."""
+def summary_row(
+    info: RunInfo, planner_label: str, answer: ev.Answer | None = None
+) -> dict[str, Any]:
+    """One run of a comparison, from its stored totals (and its answer event: confidence,
+    and whether the answer was a best guess)."""
     return {
         "run_id": info.id,
         "planner": info.planner,
         "planner_label": planner_label,
         "strategy": info.strategy,
         "answer": info.answer_choice or info.answer_text,
+        "confidence": answer.confidence if answer is not None else None,
+        "guess": bool(answer is not None and answer.guess),
         "status": info.status,
         "calls": info.calls,
         "tokens": info.input_tokens + info.output_tokens,
         "cost": info.cost,
         "wall_s": info.wall_s,
     }
+
+
+def _confidences(rows: list[dict[str, Any]]) -> str:
+    """ "confidence 0.25" or "confidence 0.25-0.40" over the rows that have one."""
+    values = sorted(r["confidence"] for r in rows if r.get("confidence") is not None)
+    if not values:
+        return ""
+    if values[0] == values[-1]:
+        return f"confidence {values[0]:.2f}"
+    return f"confidence {values[0]:.2f}-{values[-1]:.2f}"
 
 
 @dataclass
@@ -80,6 +95,7 @@ class CompareSummary:
     votes: dict[str, int]
     majority: str | None  # None when no answer has more votes than every other
     agreement: bool
+    guessed: int = 0  # answers that were best guesses (the evidence could not decide)
 
     @classmethod
     def from_rows(cls, rows: list[dict[str, Any]]) -> CompareSummary:
@@ -93,17 +109,30 @@ class CompareSummary:
         )
         answered = [r for r in rows if r["answer"]]
         agreement = len(votes) == 1 and len(answered) == len(rows)
-        return cls(rows, votes, majority, agreement)
+        guessed = sum(1 for r in answered if r.get("guess"))
+        return cls(rows, votes, majority, agreement, guessed)
+
+    @property
+    def all_guessed(self) -> bool:
+        """Every run answered, and every answer was a best guess."""
+        answered = [r for r in self.runs if r["answer"]]
+        return bool(answered) and len(answered) == len(self.runs) and self.guessed == len(answered)
 
     @property
     def headline(self) -> str:
         n = len(self.runs)
+        sure = _confidences(self.runs)
+        sure = f", {sure}" if sure else ""
+        if self.agreement and self.majority and self.all_guessed:
+            return f"{self.majority} (all {n} runs guessed: they agree on a guess{sure})"
         if self.agreement and self.majority:
-            return f"{self.majority} (all {n} runs agree)"
+            guessed = f"; {self.guessed} of them as a best guess" if self.guessed else ""
+            return f"{self.majority} (all {n} runs agree{guessed}{sure})"
         if self.majority:
-            return f"{self.majority} (majority, {self.votes[self.majority]} of {n})"
+            guess = ", all best guesses" if self.all_guessed else ""
+            return f"{self.majority} (majority, {self.votes[self.majority]} of {n}{guess})"
         return f"No majority among {n} runs: " + "; ".join(
-            f"{r['planner']}/{r['strategy']}: {r['answer'] or r['status']}" for r in self.runs
+            f"{r['planner']}/{r['strategy']}: {_stated(r)}" for r in self.runs
         )
 
     def public(self) -> dict[str, Any]:
@@ -112,8 +141,17 @@ class CompareSummary:
             "votes": self.votes,
             "majority": self.majority,
             "agreement": self.agreement,
+            "guessed": self.guessed,
+            "all_guessed": self.all_guessed,
             "headline": self.headline,
         }
+
+
+def _stated(row: dict[str, Any]) -> str:
+    """A run's answer as the summary states it: "best guess: siren" for a guess."""
+    if not row["answer"]:
+        return row["status"]
+    return f"best guess: {row['answer']}" if row.get("guess") else str(row["answer"])
 
 
 # What a run's answer needs shown without its trace: who answered, the answer, the totals.
@@ -504,13 +542,17 @@ class AgentService:
             yield event
 
     def compare_summary(self, run_ids: list[str]) -> CompareSummary:
-        """Each sibling run's answer, cost and time; whether they agree; the majority."""
+        """Each sibling run's answer (its confidence, and whether it was a best guess), cost
+        and time; whether they agree; the majority."""
+        answers = self.store.events_for_runs(run_ids, ("answer",))
         rows = []
         for run_id in run_ids:
             info = self.store.get_run(run_id)
             if info is None:
                 continue
-            rows.append(summary_row(info, self.registry.entry_label("planner", info.planner)))
+            answer = next((e for e in answers.get(run_id, []) if isinstance(e, ev.Answer)), None)
+            label = self.registry.entry_label("planner", info.planner)
+            rows.append(summary_row(info, label, answer))
         return CompareSummary.from_rows(rows)
 
     def message_summary(self, message_id: str, *, owner: str) -> CompareSummary:

@@ -23,7 +23,12 @@ items whose audio cannot decide the answer. The categories:
   several into one span): how many times one digit is said, which is said at a given time,
   which comes right after another (the word timestamps' questions);
 - ``guess``: digital silence, faint noise, 0.1 s clips; the right behaviour is a guess
-  (``expect_guess``), so the runner scores how many were answered as guesses.
+  (``expect_guess``), so the runner scores how many were answered as guesses;
+- ``order_whole``: two or three whole ESC-50 clips one after another, as they are (with
+  their own silences and background), 0.5 s apart; choices "A, then B" whose distractors swap
+  the order or swap in a third sound (``bench.devsets_whole``);
+- ``open``: questions without choices, as people type them: yes/no (a sound, speech, music,
+  a word), what kind, how many, what is said, when; scored by ``bench.devsets_open``.
 
 Deterministic for a seed. Question wording is drawn from several phrasings written here
 (not taken from MMAU).
@@ -36,12 +41,23 @@ import csv
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-SR = 16_000
+from bench.compose import (  # noqa: F401 - loudest, normalise: the tests compose with them
+    SR,
+    Sources,
+    concat_timed,
+    concat_with_gaps,
+    faint_noise,
+    loudest,
+    normalise,
+    silence,
+)
+from bench.devsets_open import open_questions
+from bench.devsets_whole import order_whole
+
 _REPO = Path(__file__).resolve().parent.parent
 # ../shared/data next to the clone (a worktree under wt/ looks two levels up)
 DEFAULT_DATA = next(
@@ -118,11 +134,14 @@ READINGS = {
 }
 
 
-@dataclass
-class Sources:
-    esc: list[tuple[str, np.ndarray]]  # (class name, 16 kHz samples)
-    digits: list[tuple[str, str, np.ndarray]]  # (digit word, speaker, samples)
-    phrases: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (reader, samples)
+# Music in ../shared/data/librosa (the open questions' "is there music")
+MUSIC = [
+    "442789__lena-orsa__happy-music-pistachio-ice-cream-ragtime", "Kevin_MacLeod_-_Vibe_Ace",
+    "147793__setuniman__sweet-waltz-0i-22mi", "admiralbob77_-_Choice_-_Drum-bass",
+    "Hungarian_Dance_number_5_-_Allegro_in_F_sharp_minor_(string_orchestra)",
+    "Karissa_Hobbs_-_Lets_Go_Fishin", "sorohanro_-_solo-trumpet-06",
+    "Kevin_MacLeod_-_P_I_Tchaikovsky_Dance_of_the_Sugar_Plum_Fairy",
+]  # fmt: skip
 
 
 def load_sources(data: Path) -> Sources:
@@ -140,7 +159,12 @@ def load_sources(data: Path) -> Sources:
         path = data / "librosa" / f"{name}.ogg"
         if path.is_file():
             phrases += [(reader, p) for p in reading_phrases(load_samples(path))]
-    return Sources(esc, digits, phrases)
+    music = [
+        (name, load_samples(data / "librosa" / f"{name}.ogg"))
+        for name in MUSIC
+        if (data / "librosa" / f"{name}.ogg").is_file()
+    ]
+    return Sources(esc, digits, phrases, music)
 
 
 def telephone_band(samples: np.ndarray) -> np.ndarray:
@@ -163,48 +187,6 @@ def reading_phrases(samples: np.ndarray, longest: float = 2.0) -> list[np.ndarra
             piece[-fade:] *= np.linspace(1, 0, fade, dtype=np.float32)
             out.append(telephone_band(piece))
     return out
-
-
-def loudest(samples: np.ndarray, seconds: float) -> np.ndarray:
-    """The window of this length with the most energy."""
-    n = int(seconds * SR)
-    if samples.size <= n:
-        return samples.copy()
-    energy = np.convolve(samples.astype(np.float64) ** 2, np.ones(n), mode="valid")
-    start = int(np.argmax(energy[:: SR // 100])) * (SR // 100)
-    return samples[start : start + n].copy()
-
-
-def normalise(samples: np.ndarray, peak: float = 0.7) -> np.ndarray:
-    top = float(np.max(np.abs(samples))) if samples.size else 0.0
-    return samples * (peak / top) if top > 0 else samples
-
-
-def silence(seconds: float) -> np.ndarray:
-    return np.zeros(int(seconds * SR), np.float32)
-
-
-def faint_noise(seconds: float, rng: random.Random, level: float = 0.002) -> np.ndarray:
-    gen = np.random.default_rng(rng.randrange(1 << 30))
-    return (level * gen.standard_normal(int(seconds * SR))).astype(np.float32)
-
-
-def concat_with_gaps(parts: list[np.ndarray], rng: random.Random, gap=(0.5, 1.0)) -> np.ndarray:
-    return concat_timed(parts, rng, gap)[0]
-
-
-def concat_timed(
-    parts: list[np.ndarray], rng: random.Random, gap=(0.5, 1.0)
-) -> tuple[np.ndarray, list[tuple[float, float]]]:
-    """The parts with pauses between them, and where each part lies (seconds)."""
-    pieces = [silence(rng.uniform(0.2, 0.6))]
-    at, times = pieces[0].size, []
-    for i, part in enumerate(parts):
-        pieces.append(part)
-        times.append((at / SR, (at + part.size) / SR))
-        pieces.append(silence(rng.uniform(*gap) if i < len(parts) - 1 else rng.uniform(0.2, 0.6)))
-        at += part.size + pieces[-1].size
-    return np.concatenate(pieces).astype(np.float32), times
 
 
 def choices_with(answer: str, pool: list[str], rng: random.Random, n: int = 4) -> list[str]:
@@ -453,6 +435,9 @@ def build(data: Path, out: Path, per_set: int, seed: int) -> Path:
     builder.guesses(max(5, per_set // 2))
     builder.speakers(per_set)  # after the others: they stay as they were for a seed
     builder.spoken_words(per_set)
+    # the newer sets each draw from their own stream: the ones above stay as they were
+    order_whole(builder, per_set, seed)
+    open_questions(builder, seed, yes_no=max(4, per_set + per_set // 5), each=max(2, per_set // 2))
     path = out / "devsets.json"
     path.write_text(json.dumps(builder.items, indent=1))
     return path

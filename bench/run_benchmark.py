@@ -8,7 +8,13 @@ Formats: MMAU (a JSON list; ``audio_id`` and ``answer`` = exact choice text; pre
 and the reasoning in ``thinking_prediction``), and the small ``qa.json`` demo format
 (``audio``). Paths in the file are resolved against ``--audio-root`` (default: the file's
 folder). Items whose audio is missing are counted and skipped, never guessed.
-Scoring is the benchmarks' own token rule (``agent.answer.token_rule_correct``).
+Scoring is the benchmarks' own token rule (``agent.answer.token_rule_correct``); items
+without choices (the dev sets' open questions, ``open`` set) are scored by
+``bench.devsets_open.score_open``. Each answer's confidence and whether it was shown as a
+guess are kept: the summary says how many wrong answers were shown as guesses, and how many
+right ones, and gives the reliability table (of the answers with confidence 0.3-0.4, how
+many were right). ``--raw-confidence`` turns the offline planner's calibration off (what
+``python -m bench.offline_eval calibrate`` fits the table from).
 The output file is the benchmark file with the prediction keys added, ready for the
 official scoring scripts.
 """
@@ -28,11 +34,54 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from agent.answer import token_rule_correct  # noqa: E402
+from agent.answer import token_rule_correct, tokens  # noqa: E402
 from agent.audio import AudioError, AudioStore  # noqa: E402
 from agent.registry import Registry  # noqa: E402
 from agent.run import RunRequest, run_question  # noqa: E402
 from agent.tools.base import MemoryToolCache  # noqa: E402
+from bench.devsets_open import score_open, starts_yes_no  # noqa: E402
+
+BINS = [round(0.1 * i, 1) for i in range(11)]
+
+
+def choice_correct(prediction: str, answer: str, choices: list[str]) -> bool:
+    """The benchmarks' token rule; where another choice has the same words as the answer
+    ("dog, then rain" and "rain, then dog") the rule cannot tell them apart, so the exact
+    choice text decides."""
+    same_words = [c for c in choices if c != answer and set(tokens(c)) == set(tokens(answer))]
+    if same_words:
+        return " ".join(tokens(prediction)) == " ".join(tokens(answer))
+    return token_rule_correct(prediction, answer, choices)
+
+
+def reliability(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of the answers with confidence in each tenth, how many were right."""
+    rows = []
+    for low, high in zip(BINS, BINS[1:], strict=False):
+        inside = [
+            i for i in items
+            if i.get("confidence") is not None
+            and low <= i["confidence"] < high + (1e-9 if high == 1.0 else 0)
+        ]  # fmt: skip
+        if inside:
+            right = sum(bool(i["correct"]) for i in inside)
+            rows.append({"confidence": f"{low:.1f}-{high:.1f}", "n": len(inside), "right": right,
+                         "right_pct": round(100 * right / len(inside), 1)})  # fmt: skip
+    return rows
+
+
+def guess_columns(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many wrong answers were shown as guesses, and how many right ones."""
+    wrong = [i for i in items if not i["correct"] and not i.get("expect_guess")]
+    right = [i for i in items if i["correct"] and not i.get("expect_guess")]
+    return {
+        "wrong": len(wrong),
+        "wrong_as_guess_pct": round(100 * sum(i["guess"] for i in wrong) / len(wrong), 1)
+        if wrong else None,
+        "right": len(right),
+        "right_as_guess_pct": round(100 * sum(i["guess"] for i in right) / len(right), 1)
+        if right else None,
+    }  # fmt: skip
 
 
 def load_items(path: Path) -> tuple[str, list[dict[str, Any]]]:
@@ -70,6 +119,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         planner_name = planner_name or preset["planner"]
         tool_names = tool_names or preset["tools"]
     planner = registry.planner(planner_name or registry.default_planner())
+    if getattr(args, "raw_confidence", False) and hasattr(planner, "calibration"):
+        from agent.planners.offline_confidence import RAW
+
+        planner.calibration = RAW  # raw support, no calibrated line: to fit the table
     tools = registry.tools(tool_names)
     store = AudioStore(Path(tempfile.mkdtemp(prefix="bench-audio-")))
     cache = MemoryToolCache()
@@ -77,6 +130,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     guesses: dict[str, list[bool]] = defaultdict(list)  # answered as a guess
     expected_guesses: dict[str, list[bool]] = defaultdict(list)  # guess where one is due
     group_walls: dict[str, list[float]] = defaultdict(list)
+    done: dict[str, list[dict[str, Any]]] = defaultdict(list)  # answered items, per group
+    yes_no_form: dict[str, list[bool]] = defaultdict(list)  # starts with yes / no / can't tell
     missing = failed = 0
     costs, walls = [], []
     for item in items:
@@ -100,14 +155,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             budget=args.budget,
         )
         prediction, rationale, cost, begun = "", "", 0.0, time.monotonic()
-        guess = False
+        guess, confidence = False, None
         async for event in run_question(
             request, store=store, cache=cache, similarity=registry.similarity
         ):
             if event.type == "answer":
                 prediction = event.choice or event.text
                 rationale = event.rationale
-                guess = event.guess
+                guess, confidence = event.guess, event.confidence
             elif event.type == "run_finished":
                 cost = event.cost
             elif event.type == "run_failed":
@@ -119,22 +174,30 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             item["answer_prediction"], item["thinking_prediction"] = prediction, rationale
         else:
             item["model_output"] = prediction
-        item["guess"] = guess
-        correct = token_rule_correct(prediction, item["answer"], item.get("choices", []))
+        item["guess"], item["confidence"] = guess, confidence
+        if item.get("open"):
+            correct = score_open(item, prediction)
+        else:
+            correct = choice_correct(prediction, item["answer"], item.get("choices", []))
+        item["correct"] = correct
         group = group_of(item, getattr(args, "group_by", None))
         for key in {group, "all"}:
             scored[key].append(correct)
             guesses[key].append(guess)
             group_walls[key].append(walls[-1])
+            done[key].append(item)
             if item.get("expect_guess"):
                 expected_guesses[key].append(guess)
+            if item.get("open") == "yes_no":
+                yes_no_form[key].append(starts_yes_no(prediction))
         if args.verbose:
             mark = "ok " if correct else "BAD"
             if item.get("expect_guess"):
                 mark = ("GUESS " if guess else "SURE  ") + mark
+            sure = f" {confidence:.2f}" if confidence is not None else ""
             print(
                 f"{mark} {path.name[:40]:<40} {item['answer']!r} <- {prediction!r}"
-                + (" (guess)" if guess else "")
+                + (f" (best guess{sure})" if guess else sure)
                 + f" {walls[-1]:.2f} s",
                 flush=True,
             )
@@ -166,6 +229,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "guessed_where_due_pct": {
             k: round(100 * sum(v) / len(v), 1) for k, v in expected_guesses.items() if v
         },
+        # wrong answers shown as guesses (want many), right ones shown as guesses (want few)
+        "guess_columns": {k: guess_columns(v) for k, v in done.items()},
+        "yes_no_starts_right_pct": {
+            k: round(100 * sum(v) / len(v), 1) for k, v in yes_no_form.items() if v
+        },
+        "reliability": reliability(done["all"]),
     }
 
 
@@ -188,6 +257,10 @@ def main() -> None:
     parser.add_argument(
         "--group-by", default=None, help="item key to report accuracy by (default: task)"
     )
+    parser.add_argument(
+        "--raw-confidence", action="store_true",
+        help="the offline planner's raw confidence, no calibrated guesses (to fit the table)",
+    )  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run(args)), indent=1))

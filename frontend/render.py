@@ -329,8 +329,11 @@ def _plural(count: int, noun: str) -> str:
 
 
 def guess_line(answer: ev.Answer) -> str:
-    """How a guessed answer reads: "can't tell; best guess: X"."""
-    return f"can't tell; best guess: {(answer.choice or answer.text).strip()}"
+    """How a guessed answer reads: "can't tell; best guess: X" for a choice, "best guess: Yes:
+    ..." for an answer in words (which says what it could not tell itself)."""
+    if answer.choice is None:
+        return f"best guess: {answer.text.strip()}"
+    return f"can't tell; best guess: {answer.choice.strip()}"
 
 
 def footnote(
@@ -512,7 +515,9 @@ def render_conversation(
 
 # ------------------------------------------------------------------------------ compare
 
-COMPARE_COLUMNS = ["planner", "strategy", "answer", "calls", "time", "cost", "tokens"]
+COMPARE_COLUMNS = [
+    "planner", "strategy", "answer", "confidence", "calls", "time", "cost", "tokens",
+]  # fmt: skip
 
 
 def short_label(label: str) -> str:
@@ -551,6 +556,8 @@ def summary_row(
         "planner_label": planner_label_of(events, planner_label or planner),
         "strategy": started.strategy if started else strategy,
         "answer": (answer.choice or answer.text.strip() or None) if answer else None,
+        "confidence": answer.confidence if answer else None,
+        "guess": bool(answer and answer.guess),
         "status": "running",
         "calls": sum(1 for c in state.calls.values() if c.result is not None),
         "tokens": sum(
@@ -575,7 +582,8 @@ def summary_row(
 
 def stored_summary_row(run: RunView) -> dict[str, Any]:
     """One run of a comparison from its stored totals (a reopened conversation)."""
-    return stored_row(run.info, planner_label_of(run.events, run.info.planner))
+    answer = next((e for e in run.events if isinstance(e, ev.Answer)), None)
+    return stored_row(run.info, planner_label_of(run.events, run.info.planner), answer)
 
 
 def compare_rows(summary: CompareSummary) -> list[list[str]]:
@@ -585,13 +593,17 @@ def compare_rows(summary: CompareSummary) -> list[list[str]]:
     for run in summary.runs:
         wall, status = run.get("wall_s"), run["status"]
         answer = run.get("answer") or ("…" if status == "running" else "(no answer)")
+        if run.get("answer") and run.get("guess"):
+            answer = f"best guess: {answer}"
         if status not in ("ok", "running"):
             answer += f" ({status})"
+        confidence = run.get("confidence")
         rows.append(
             [
                 short_label(run.get("planner_label") or run["planner"]),
                 run["strategy"],
                 answer,
+                f"{confidence:.2f}" if confidence is not None else "",
                 str(run.get("calls") or 0),
                 f"{wall:.1f} s" if wall is not None else "",
                 f"${run.get('cost') or 0.0:.4f}",
@@ -608,17 +620,37 @@ def compare_headline(summary: CompareSummary) -> str:
     if running:
         return f"**{n - running} of {n} runs finished.**"
     votes = " · ".join(f"{md_escape(_clip(a, 60))}: {c}" for a, c in summary.votes.items())
+    sure = _confidences(summary)
+    if summary.agreement and summary.majority and summary.all_guessed:
+        return (
+            f"**All {n} runs guessed; they agree on a guess:** best guess "
+            f"{md_escape(summary.majority)} ({sure})"
+        )
     if summary.agreement and summary.majority:
-        return f"**All {n} runs agree:** {md_escape(summary.majority)}"
+        guessed = f"; {summary.guessed} of them as a best guess" if summary.guessed else ""
+        extra = f" ({sure}{guessed})" if sure or guessed else ""
+        return f"**All {n} runs agree:** {md_escape(summary.majority)}{extra}"
     if summary.majority:
         count = summary.votes[summary.majority]
+        lead = "**All runs guessed, and disagree.**" if summary.all_guessed else (
+            "**The runs disagree.**")  # fmt: skip
         return (
-            f"**The runs disagree.** Majority answer: **{md_escape(summary.majority)}** "
+            f"{lead} Majority answer: **{md_escape(summary.majority)}** "
             f"({count} of {n} runs; votes {votes})"
         )
+    if summary.all_guessed:
+        return f"**All {n} runs guessed, and no answer has a majority** (votes {votes})"
     if not summary.votes:
         return f"**None of the {n} runs gave an answer.**"
     return f"**No majority** among {n} runs (votes {votes})"
+
+
+def _confidences(summary: CompareSummary) -> str:
+    """Each run's confidence, in run order ("confidence 0.25 · 0.25 · 0.31")."""
+    values = [r.get("confidence") for r in summary.runs]
+    if all(v is None for v in values):
+        return ""
+    return "confidence " + " · ".join("–" if v is None else f"{v:.2f}" for v in values)
 
 
 def _clip(text: str, limit: int) -> str:

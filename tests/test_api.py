@@ -199,6 +199,38 @@ def test_compare_runs_planners_side_by_side_and_summarises(tmp_path, tone_wav):
             assert stored == [e for e in events if e.run_id == run_id]
 
 
+def test_compare_summary_says_when_every_run_only_guessed(tmp_path, tone_wav):
+    """Four runs that all answer "siren" as a best guess at 0.25 do not "agree": the summary
+    (stream, stored headline, summary route) says they all guessed, with each confidence."""
+    from agent.planners.base import FinalAnswer
+
+    registry, _ = scripted_registry()
+    names = ["first", "second", "third", "fourth"]
+    for name in names:
+        guess = FinalAnswer("siren", choice="siren", confidence=0.25, guess=True)
+        registry.register(ScriptedPlanner([ScriptedTurn("Hm.", answer=guess)], name=name),
+                          kind="planner")  # fmt: skip
+    app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=registry, ui=False)
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:
+        conv = http.post("/api/conversations", json={}).json()
+        with open(tone_wav, "rb") as fh:
+            audio_id = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
+        body = {
+            "question": "Which sound?", "choices": ["siren", "chainsaw"], "audio_id": audio_id,
+            "tools": ["fake_events"], "contenders": [{"planner": n} for n in names],
+        }  # fmt: skip
+        with http.stream("POST", f"/api/conversations/{conv['id']}/compare", json=body) as resp:
+            summary = json.loads(read_sse(resp)[-1]["data"])
+        assert summary["all_guessed"] is True and summary["guessed"] == 4
+        assert [(r["guess"], r["confidence"]) for r in summary["runs"]] == [(True, 0.25)] * 4
+        headline = summary["headline"]
+        assert "agree on a guess" in headline and "confidence 0.25" in headline
+        user, assistant = http.get(f"/api/conversations/{conv['id']}").json()["messages"]
+        assert assistant["text"] == summary["headline"]
+        assert not assistant["text"].endswith("(all 4 runs agree)")
+        assert http.get(f"/api/messages/{user['id']}/summary").json()["all_guessed"] is True
+
+
 def test_compare_rejects_unknown_strategies(api, tone_wav):
     base, _ = api
     with httpx.Client(base_url=base) as http:

@@ -417,6 +417,8 @@ def test_summary_row_while_streaming_and_at_the_end() -> None:
         "planner_label": "Offline rule planner (not an LLM)",
         "strategy": "react",
         "answer": "Dog barking",
+        "confidence": None,
+        "guess": False,
         "status": "ok",
         "calls": 1,
         "tokens": 120,
@@ -453,12 +455,53 @@ def test_compare_headline_and_rows() -> None:
     assert render.compare_headline(running) == "**1 of 2 runs finished.**"
 
     rows = render.compare_rows(summary("Dog barking", None))
-    assert rows[0] == ["Offline rule planner", "react", "Dog barking", "1", "2.0 s", "$0.0010",
-                       "120"]  # fmt: skip
-    assert rows[1][2] == "(no answer) (failed)" and rows[1][4].endswith(" s")
+    assert rows[0] == ["Offline rule planner", "react", "Dog barking", "", "1", "2.0 s",
+                       "$0.0010", "120"]  # fmt: skip
+    assert rows[1][2] == "(no answer) (failed)" and rows[1][5].endswith(" s")
     table = render.compare_table_md(summary("Dog | barking", "Rain"))
     assert table.splitlines()[0] == "| " + " | ".join(render.COMPARE_COLUMNS) + " |"
     assert "Dog \\| barking" in table  # a pipe in an answer does not break the table
+
+
+def test_compare_summary_of_guesses_says_so_with_each_confidence() -> None:
+    def guessed(run_id: str, strategy: str, confidence: float, guess: bool = True) -> list:
+        events = compare_run(run_id, strategy, "siren")
+        answer = next(i for i, x in enumerate(events) if isinstance(x, ev.Answer))
+        update = {"confidence": confidence, "guess": guess}
+        events[answer] = events[answer].model_copy(update=update)
+        return events
+
+    all_guessed = CompareSummary.from_rows(
+        [render.summary_row(guessed(f"r{i}", "react", 0.25)) for i in range(4)]
+    )
+    headline = render.compare_headline(all_guessed)
+    assert headline.startswith("**All 4 runs guessed; they agree on a guess:** best guess siren")
+    assert "confidence 0.25 · 0.25 · 0.25 · 0.25" in headline and "agree:**" not in headline
+    row = render.compare_rows(all_guessed)[0]
+    assert row[2:4] == ["best guess: siren", "0.25"]
+    assert render.COMPARE_COLUMNS[2:4] == ["answer", "confidence"]
+    mixed = CompareSummary.from_rows(
+        [render.summary_row(guessed("r1", "react", 0.81, guess=False)),
+         render.summary_row(guessed("r2", "evidence", 0.3))]
+    )  # fmt: skip
+    assert render.compare_headline(mixed) == (
+        "**All 2 runs agree:** siren (confidence 0.81 · 0.30; 1 of them as a best guess)"
+    )
+    assert mixed.headline == (
+        "siren (all 2 runs agree; 1 of them as a best guess, confidence 0.30-0.81)"
+    )
+    assert all_guessed.public()["all_guessed"] is True
+
+
+def test_a_guessed_answer_in_words_reads_best_guess() -> None:
+    e = Clock()
+    events = [
+        started(e),
+        e(ev.Answer, text="No: nothing in it sounds like hen.", confidence=0.3, guess=True),
+        e(ev.RunFinished, calls=0, input_tokens=0, output_tokens=0, cost=0.0, wall_s=0.1),
+    ]
+    line = render.render_run(events)[-1]["content"].split("\n\n")[0]
+    assert line == "**Best guess: No: nothing in it sounds like hen.** · confidence 0.30"
 
 
 def test_reopened_compare_message_shows_every_run_and_the_summary() -> None:

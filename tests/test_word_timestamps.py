@@ -13,13 +13,8 @@ import numpy as np
 import pytest
 
 from agent.audio import load_samples
-from agent.planners.offline_timeline import (
-    Focus,
-    count_speech,
-    named_word,
-    order_speech,
-    spoken_items,
-)
+from agent.planners.offline_timeline import count_speech, order_speech, spoken_items
+from agent.planners.question_focus import Focus, named_word
 from agent.registry import Registry
 from bench.devsets import normalise
 from tests.test_offline_timing import _ask

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,11 @@ from agent.local_models import executor
 DIM = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 BATCH = 64
+CACHED_TEXTS = 8192  # short texts (class names, choices) recur from question to question
 
 _LOCK = threading.Lock()
+_CACHE_LOCK = threading.Lock()
+_CACHE: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> unit vector, least recent first
 
 
 @dataclass(frozen=True)
@@ -67,13 +71,40 @@ def _encoder() -> _Encoder:
 
 
 def warm_up() -> None:
+    """Load the model, and embed the sound tagger's class names (every question about a
+    sound compares its name with them) so the first such question does not pay for it."""
     embed(["warm up"])
+    try:
+        from agent.local_models import yamnet
+
+        embed(yamnet.class_names())
+    except (ImportError, OSError):  # without the tagger's data there is nothing to compare
+        pass
 
 
 def embed(texts: list[str]) -> np.ndarray:
-    """[len(texts), 384] float32 unit vectors."""
+    """[len(texts), 384] float32 unit vectors; texts seen lately come from a cache (the 521
+    sound classes, answer choices), so only new ones go through the model."""
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
+    with _CACHE_LOCK:
+        known = {t: _CACHE[t] for t in texts if t in _CACHE}
+        for text in known:
+            _CACHE.move_to_end(text)
+    new = list(dict.fromkeys(t for t in texts if t not in known))
+    if new:
+        vectors = _encode(new)
+        with _CACHE_LOCK:
+            for text, vector in zip(new, vectors, strict=True):
+                _CACHE[text] = vector
+                known[text] = vector
+            while len(_CACHE) > CACHED_TEXTS:
+                _CACHE.popitem(last=False)
+    return np.stack([known[t] for t in texts])
+
+
+def _encode(texts: list[str]) -> np.ndarray:
+    """[len(texts), 384] float32 unit vectors from the model."""
     enc = _encoder()
     out = np.empty((len(texts), DIM), dtype=np.float32)
     for start in range(0, len(texts), BATCH):

@@ -173,6 +173,35 @@ def class_names() -> list[str]:
     return list(_class_names())
 
 
+# Branches of the AudioSet ontology, as index ranges of YAMNet's class list (which follows it).
+CLASS_GROUPS: dict[str, tuple[int, int]] = {
+    "speech": (0, 6),
+    "human": (0, 67),
+    "singing": (24, 33),
+    "animal": (67, 132),
+    "bird": (106, 117),
+    "insect": (121, 127),
+    "music": (132, 277),
+    "instrument": (133, 211),
+    "genre": (211, 261),
+    "mood": (271, 277),
+    "nature": (277, 294),
+    "vehicle": (294, 348),
+    "engine": (337, 348),
+    "domestic": (348, 382),
+    "alarm": (382, 398),
+    "tool": (412, 420),
+    "explosion": (420, 431),
+    "place": (500, 506),
+}
+
+
+def class_group(group: str) -> frozenset[str]:
+    """The class names of an ontology branch (``CLASS_GROUPS``); empty for an unknown one."""
+    start, end = CLASS_GROUPS.get(group, (0, 0))
+    return frozenset(_class_names()[start:end])
+
+
 def warm_up() -> None:
     _model()
     _class_names()
@@ -295,6 +324,55 @@ def events(
                 found.append(SoundEvent(names[label_idx], start, end, peak))
             i = j + 1
     return sorted(found, key=lambda e: (e.start, -e.peak_score, e.label))
+
+
+@dataclass(frozen=True)
+class TaggedFrame:
+    """The tagger's top classes in one window of the clip."""
+
+    start: float
+    end: float
+    labels: list[tuple[str, float]]  # best first, at least ``min_score``
+
+
+def frames(
+    tags: SoundTags, *, top_k: int = 8, min_score: float = 0.05, max_frames: int = 400
+) -> list[TaggedFrame]:
+    """The clip's classes over time: each 0.96 s patch (every 0.48 s) with its top classes.
+
+    Longer clips are pooled (the mean of neighbouring patches) to at most ``max_frames``
+    windows, so a 30-minute recording stays a few hundred rows."""
+    scores, times = tags.frames, tags.patch_times
+    if not len(scores):
+        return []
+    group = max(1, int(np.ceil(len(scores) / max_frames)))
+    names = _class_names()
+    out = []
+    for first in range(0, len(scores), group):
+        block = scores[first : first + group].mean(axis=0)
+        order = [i for i in np.argsort(-block)[:top_k] if block[i] >= min_score]
+        labels = [(names[i], round(float(block[i]), 3)) for i in order]
+        start, end = times[first][0], times[min(first + group, len(times)) - 1][1]
+        out.append(TaggedFrame(start, end, labels))
+    return out
+
+
+def class_tracks(
+    tags: SoundTags, classes: list[str], *, max_frames: int = 400
+) -> dict[str, list[float]]:
+    """Each named class's score in every window ``frames`` gives (pooled alike), for the
+    classes a question is about: also where they stay under the top classes. Names YAMNet
+    does not know are left out."""
+    index = {name: i for i, name in enumerate(_class_names())}
+    known = [c for c in dict.fromkeys(classes) if c in index]
+    scores = tags.frames
+    if not len(scores) or not known:
+        return {}
+    group = max(1, int(np.ceil(len(scores) / max_frames)))
+    columns = scores[:, [index[c] for c in known]]
+    pooled = [columns[i : i + group].mean(axis=0) for i in range(0, len(columns), group)]
+    table = np.round(np.stack(pooled), 3)
+    return {c: [float(v) for v in table[:, j]] for j, c in enumerate(known)}
 
 
 @dataclass(frozen=True)

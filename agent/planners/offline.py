@@ -16,14 +16,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from agent.answer import Similarity
+from agent.answer import Similarity, tokens
 from agent.planners.base import (
     ChatMessage,
     FinalAnswer,
@@ -33,29 +32,29 @@ from agent.planners.base import (
     ToolSpec,
     Verify,
 )
-from agent.planners.offline_scoring import (
-    SOURCE_TOOL,
-    Evidence,
-    SourceScore,
-    collect_evidence,
-    flatten_sources,
-    score_choices,
-)
-from agent.planners.offline_speakers import speaker_data, speaker_finding
+from agent.planners.offline_confidence import Calibration, family_of, fitted
+from agent.planners.offline_evidence import collect_evidence, flatten_sources
+from agent.planners.offline_scoring import SOURCE_TOOL, SourceScore, score_choices
+from agent.planners.offline_sequence import sequence_scores
+from agent.planners.offline_speakers import speaker_finding
 from agent.planners.offline_timeline import (
     Finding,
     count_sounds,
     count_speech,
     order_sounds,
     order_speech,
-    sound_timeline,
-    utterances,
-    vad_spans,
 )
+from agent.planners.offline_words import (
+    answer_in_words,
+    cannot_tell,
+    describe,
+    only_silence,
+    presence_of,
+)
+from agent.planners.question_focus import is_yes_no_choices
 from agent.planners.question_types import (
     DESCRIPTION,
     TOOLS_FOR,
-    YES_NO_SPEECH,
     QuestionType,
     classify,
     tool_arguments,
@@ -87,11 +86,10 @@ class Decision:
     why_guess: str = ""  # why not (silence, too short, a tie, no evidence)
     tied: list[int] = field(default_factory=list)  # the choices it could not separate
     finding: Finding | None = None  # a count or a position found in time-stamped evidence
+    raw: float = 0.0  # the confidence before calibration
+    weak: bool = False  # a guess because the calibrated confidence is under the line
 
 
-TOO_SHORT_S = 0.2  # shorter clips hold too little to tell sounds or words apart (a word: 0.25 s+)
-QUIET_DBFS = -50.0  # a clip whose peak stays below this is as good as silent
-QUIET_RMS_DBFS = -50.0  # ... or whose level stays below this (faint hiss, room tone)
 TIE = 0.03  # support gap below which two choices are tied
 
 
@@ -101,8 +99,12 @@ class OfflinePlanner:
     model = None
     is_llm = False
 
-    def __init__(self, similarity: Similarity | None = None) -> None:
+    def __init__(
+        self, similarity: Similarity | None = None, calibration: Calibration | None = None
+    ) -> None:
         self.similarity = similarity
+        # raw support -> share right on the dev sets; RAW reports the raw values (to refit)
+        self.calibration = calibration if calibration is not None else fitted()
         self._ids = itertools.count(1)
 
     async def stream_turn(
@@ -161,7 +163,8 @@ class OfflinePlanner:
                 yield TextDelta(chunk)
             if wanted:
                 for name in wanted:
-                    yield self._call(name, tool_arguments(name, qtype, situation.choices))
+                    arguments = tool_arguments(name, qtype, situation.choices, self.similarity)
+                    yield self._call(name, arguments)
                 return
         if not force_answer:
             follow_up = await asyncio.to_thread(
@@ -226,29 +229,40 @@ class OfflinePlanner:
     def _finding(self, qtype: QuestionType, situation: Situation) -> Finding | None:
         """A count or a position from time-stamped evidence, for those questions."""
         focus = qtype.focus
+        evidence = collect_evidence(situation.results)
+        choices = situation.choices
+        ask = qtype.ask
+        if focus is None and ask is not None and ask.form == "yes_no" and choices:
+            if not is_yes_no_choices(choices):
+                return None
+            found = presence_of(ask, evidence, self.similarity)
+            if found is None:
+                return None
+            yes = found.strength
+            scores = [yes if tokens(c)[0] == "yes" else 1.0 - yes for c in choices]
+            return Finding(scores, found.reason or found.sentence, found.sentence)
         if focus is None:
             return None
-        results = [(t, d) for t, d in flatten_sources(situation.results) if not d.get("_error")]
-        choices = situation.choices
+        if focus.kind == "sequence":
+            return sequence_scores(choices, evidence, self.similarity)
         if focus.target == "sound":
-            timeline = sound_timeline(results)
+            timeline = evidence.timeline
             if timeline is None:
                 return None
             if focus.kind == "count":
                 return count_sounds(focus, timeline, choices, self.similarity)
             return order_sounds(focus, timeline, choices, self.similarity)
         if focus.target == "speech":
-            spoken, spans = utterances(results), vad_spans(results)
+            spoken, spans = evidence.utterances, evidence.speech_spans
             if spoken is None and spans is None:
                 return None
             if focus.kind == "count":
                 return count_speech(focus, situation.question, spoken, spans, choices)
             return order_speech(focus, spoken, choices)
         if focus.target == "speakers":
-            data = speaker_data(results)
-            if data is None:
+            if evidence.speakers is None:
                 return None
-            return speaker_finding(focus, situation.question, data, choices)
+            return speaker_finding(focus, situation.question, evidence.speakers, choices)
         return None
 
     def _score(self, qtype: QuestionType, situation: Situation, uniform: bool) -> Decision:
@@ -272,10 +286,10 @@ class OfflinePlanner:
         second = float(total[ranking[1]]) if len(ranking) > 1 else 0.0
         margin = top - second
         tied = [i for i in ranking if top - float(total[i]) < TIE]
-        why = _cannot_tell(evidence, finding)
+        why = cannot_tell(evidence, finding)
         if not why and top <= 0:
             why = "no tool gave evidence for any choice"
-            if _only_silence(evidence):
+            if only_silence(evidence):
                 why = "the recording is silent (the sound classifier hears only silence)"
         if why:
             tied = ranking
@@ -284,8 +298,19 @@ class OfflinePlanner:
         if why:
             confidence = round(1.0 / len(tied), 2)
             return Decision(best, total, sources, margin, confidence, True, why, tied, finding)
-        confidence = float(min(0.95, 1.0 / len(choices) + margin / max(1e-6, top)))
-        return Decision(best, total, sources, margin, round(confidence, 2), finding=finding)
+        raw = float(min(0.95, 1.0 / len(choices) + margin / max(1e-6, top)))
+        family = family_of(qtype.kind, choices)
+        confidence = self.calibration(family, raw)
+        assert confidence is not None  # choice families always have a value
+        if self.calibration.is_guess(confidence):
+            why = (
+                f"the evidence leans towards it only weakly (confidence {confidence:.2f}, under "
+                f"the line of {self.calibration.guess_below:.2f} below which answers were "
+                "mostly wrong on the dev sets)"
+            )
+            return Decision(best, total, sources, margin, confidence, True, why, ranking[:2],
+                            finding, raw, weak=True)  # fmt: skip
+        return Decision(best, total, sources, margin, confidence, finding=finding, raw=raw)
 
     def _decide(self, qtype: QuestionType, situation: Situation, uniform: bool) -> FinalAnswer:
         return self._final(qtype, situation, self._score(qtype, situation, uniform), uniform)
@@ -302,14 +327,28 @@ class OfflinePlanner:
         choices = situation.choices
         if not choices:
             evidence = collect_evidence(situation.results)
-            text, details = answer_in_words(qtype, situation.question, evidence, decision.finding)
-            return FinalAnswer(text=text, rationale=f"{text} {details}{notes}".strip())
+            worded = answer_in_words(
+                qtype.ask, qtype.kind, situation.question, evidence, decision.finding,
+                self.similarity,
+            )  # fmt: skip
+            rationale = f"{worded.text} {worded.details}{notes}".strip()
+            if worded.cannot_tell:
+                return FinalAnswer(text=worded.text, rationale=rationale)
+            form = qtype.ask.form if qtype.ask is not None else None
+            raw = worded.strength if worded.strength is not None else 1.0
+            confidence = self.calibration(family_of(qtype.kind, (), form), raw)
+            guess = confidence is not None and self.calibration.is_guess(confidence)
+            return FinalAnswer(
+                text=worded.text, confidence=confidence, rationale=rationale, guess=guess
+            )
         if decision.guess and decision.best is not None:
             pick = choices[decision.best]
             others = [choices[i] for i in decision.tied if i != decision.best]
             lines = [f"Can't tell: {decision.why_guess}."]
             lines += [f"Evidence: {s.reason}." for s in decision.sources]
-            if len(decision.tied) == len(choices):
+            if decision.weak:
+                lines.append(f'Best guess: "{pick}" (the best supported, but not by much).')
+            elif len(decision.tied) == len(choices):
                 lines.append(
                     f'Best guess: "{pick}" (no choice is better supported than another; '
                     "picked by a fixed rule, not by its place in the list)."
@@ -468,52 +507,6 @@ def _verification(situation: Situation, decision: Decision) -> Verify | None:
     return Verify(list(picks), picks, agreement, resolution, question=situation.question)
 
 
-def describe(kind: str, evidence: Evidence) -> str:
-    parts = []
-    if evidence.transcript and kind in ("speech_content", "speaker", "general"):
-        parts.append(f'The speech says: "{evidence.transcript}".')
-    if evidence.labels:
-        top = sorted(evidence.labels, key=lambda x: -x[1])[:3]
-        parts.append("The main sounds are " + ", ".join(f"{lbl} ({s:.2f})" for lbl, s in top) + ".")
-    if evidence.music and evidence.music.get("tempo_bpm"):
-        m = evidence.music
-        parts.append(f"Tempo about {m['tempo_bpm']:.0f} BPM, key {m.get('key') or 'unclear'}.")
-    if evidence.signal:
-        s = evidence.signal
-        parts.append(
-            f"It lasts {s.get('duration_s', 0):.1f} s; voice register: {s.get('register', '?')}."
-        )
-    if evidence.transcript and kind not in ("speech_content", "speaker", "general"):
-        parts.append(f'Speech in it says: "{evidence.transcript}".')
-    if evidence.speech_seconds is not None and not evidence.transcript:
-        parts.append(
-            f"Speech detected: {evidence.speech_seconds:.1f} s, but nothing was recognised."
-            if evidence.speech_seconds > 0
-            else "No speech was detected in the recording."
-        )
-    if _only_silence(evidence):
-        parts.insert(0, "The recording is silent.")
-    return " ".join(parts) or "The tools found nothing to report about this recording."
-
-
-def _cannot_tell(evidence: Evidence, finding: Finding | None) -> str:
-    """Why the recording cannot decide any choice (silent, too short), else ""."""
-    if evidence.duration_s is not None and evidence.duration_s < TOO_SHORT_S:
-        return f"the recording lasts only {evidence.duration_s:.2f} s"
-    if evidence.peak_dbfs is not None and evidence.peak_dbfs < QUIET_DBFS:
-        return f"the recording is silent (peak {evidence.peak_dbfs:.0f} dBFS)"
-    if evidence.rms_dbfs is not None and evidence.rms_dbfs < QUIET_RMS_DBFS:
-        return f"the recording is nearly silent (level {evidence.rms_dbfs:.0f} dBFS)"
-    if finding is not None and not finding.decided:
-        return finding.reason
-    return ""
-
-
-def _only_silence(evidence: Evidence) -> bool:
-    labels = [label for label, score in evidence.labels if score >= 0.2]
-    return bool(labels) and all(label == "Silence" for label in labels)
-
-
 def _sentences(text: str) -> list[str]:
     """Stream in sentence-sized pieces so the reasoning appears as it is written."""
     pieces, current = [], ""
@@ -525,111 +518,3 @@ def _sentences(text: str) -> list[str]:
     if current.strip():
         pieces.append(current)
     return pieces
-
-
-SPEECH_LABEL = re.compile(r"speech|speaking|conversation|narration|talk", re.IGNORECASE)
-
-
-def _speech_doubt(evidence: Evidence) -> str:
-    """Voice activity alone is fooled by short barks and clicks: under a second of it, with
-    no speech among the sound classes and no words recognised, the answer says so."""
-    spans = evidence.speech_spans or []
-    seconds = sum(b - a for a, b in spans)
-    heard_speech = max((sc for lb, sc in evidence.labels if SPEECH_LABEL.search(lb)), default=0.0)
-    if seconds >= 1.0 or heard_speech >= 0.1 or (evidence.transcript or "").strip():
-        return ""
-    others = [lb for lb, sc in evidence.labels if lb != "Silence" and sc >= 0.1][:2]
-    heard = f"the sound classifier hears {' and '.join(others)}" if others else "no speech class"
-    return (
-        f"Probably not: voice activity marked {seconds:.1f} s ({spans[0][0]:.1f}-"
-        f"{spans[0][1]:.1f} s), but {heard} and no words were recognised."
-    )
-
-
-def _level_sentence(evidence: Evidence) -> str:
-    """How loud the recording is, in the measures people use (integrated loudness first)."""
-    signal = evidence.signal or {}
-    lufs = signal.get("loudness_lufs")
-    parts = []
-    if evidence.rms_dbfs is not None:
-        parts.append(f"RMS level {evidence.rms_dbfs:.0f} dBFS")
-    if evidence.peak_dbfs is not None:
-        parts.append(f"peak {evidence.peak_dbfs:.0f} dBFS")
-    if lufs is None and not parts:
-        return ""
-    if lufs is None:
-        return parts[0][0].upper() + "; ".join(parts)[1:] + "."
-    loud = float(lufs)
-    feel = (
-        "loud"
-        if loud > -14
-        else "moderately loud"
-        if loud > -24
-        else "quiet"
-        if loud > -40
-        else "very quiet"
-    )
-    extra = f" ({', '.join(parts)})" if parts else ""
-    return f"{feel.capitalize()}: about {loud:.0f} LUFS integrated loudness{extra}."
-
-
-def answer_in_words(
-    qtype: QuestionType, question: str, evidence: Evidence, finding: Finding | None
-) -> tuple[str, str]:
-    """One or two sentences that answer the question, then the evidence behind them."""
-    details = describe(qtype.kind, evidence)
-    why = _cannot_tell(evidence, finding)
-    if why:
-        return f"I can't tell: {why}.", details
-    if finding is not None and finding.answer:
-        return finding.answer, f"Evidence: {finding.reason}."
-    q = question.lower()
-    if YES_NO_SPEECH.search(q) and evidence.speech_spans is not None:
-        spans = evidence.speech_spans
-        if not spans:
-            return "No: no speech was detected.", details
-        doubt = _speech_doubt(evidence)
-        if doubt:
-            return doubt, details
-        first = f"Yes: speech from {spans[0][0]:.1f} s to {spans[0][1]:.1f} s"
-        more = f" and in {len(spans) - 1} more span(s)" if len(spans) > 1 else ""
-        return f"{first}{more}.", details
-    signal = evidence.signal or {}
-    if qtype.kind == "speaker" and signal.get("f0_median_hz"):
-        f0 = float(signal["f0_median_hz"])
-        register = str(signal.get("register", ""))
-        who = (
-            "A man, probably"
-            if register.startswith("low")
-            else "A woman or a child, probably"
-            if register.startswith("high")
-            else "Hard to say whether a man or a woman"
-        )
-        return f"{who}: the voice sits at about {f0:.0f} Hz.", details
-    if qtype.kind == "speech_content" and evidence.transcript:
-        return f'It says: "{evidence.transcript}"', details
-    if qtype.kind == "signal" and evidence.duration_s and re.search(r"how long|duration", q):
-        return f"It lasts {evidence.duration_s:.1f} s.", details
-    if qtype.kind == "signal" and re.search(r"loud|volume|level|decibel|quiet", q):
-        level = _level_sentence(evidence)
-        if level:
-            return level, details
-    if (
-        qtype.kind == "signal"
-        and re.search(r"silen", q)
-        and signal.get("silence_ratio") is not None
-    ):
-        share = float(signal["silence_ratio"])
-        return f"Silent for about {share:.0%} of its {evidence.duration_s or 0:.1f} s.", details
-    if qtype.kind == "music" and evidence.music and evidence.music.get("tempo_bpm"):
-        m = evidence.music
-        key = f" in {m['key']}" if m.get("key") else ""
-        return f"About {m['tempo_bpm']:.0f} beats per minute{key}.", details
-    labels = [(lb, sc) for lb, sc in evidence.labels if lb != "Silence" and sc >= 0.1]
-    if labels:
-        labels.sort(key=lambda x: -x[1])
-        main = labels[0][0]
-        rest = [lb for lb, _ in labels[1:3]]
-        text = f"Mostly {main.lower()}" + (f", with {' and '.join(rest).lower()}" if rest else "")
-        return text + ".", details
-    return details, ""

@@ -9,27 +9,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from agent.answer import Similarity, tokens
-from agent.planners.question_types import NUMBER_NAMES, number_value
+from agent.number_words import digits_as_words, leading_number
+from agent.planners.offline_evidence import Evidence
+from agent.planners.sound_match import NOT_A_SOURCE, choice_fit
 
 # The tonic is a capital letter (so the article "a" is no key); the mode words any case.
 KEY_NAME = re.compile(
     r"\b([A-G])\s*(#|♯|b|♭|[Ss]harp|[Ff]lat)?\s*((?i:major|minor|maj|min))?(?![\w#])"
 )
 KEY_LOWER = re.compile(r"\b([a-g])\s*(#|♯|b|♭|sharp|flat)?\s*(major|minor)\b")  # "a minor"
-NOT_A_SOURCE = {"Silence"}
-GENERIC_LABELS = {
-    "Animal", "Wild animals", "Domestic animals, pets", "Livestock, farm animals, working animals",
-    "Vehicle", "Motor vehicle (road)", "Music", "Musical instrument", "Inside, small room",
-    "Inside, large room or hall", "Outside, rural or natural", "Outside, urban or manmade",
-    "Environmental noise", "Sound effect", "Mechanisms", "Liquid", "Water", "Noise",
-    "Speech", "Human voice",
-}  # fmt: skip
 LOW_WORDS = {"male", "man", "men", "boy", "deep", "low", "masculine", "father", "husband"}
 HIGH_WORDS = {"female", "woman", "women", "girl", "child", "kid", "high", "feminine", "mother"}
 
@@ -41,21 +35,6 @@ class SourceScore:
     reason: str
 
 
-@dataclass
-class Evidence:
-    transcript: str | None = None
-    labels: list[tuple[str, float]] = field(default_factory=list)
-    music: dict[str, Any] | None = None
-    signal: dict[str, Any] | None = None
-    speech_seconds: float | None = None
-    hinted_transcript: bool = False
-    duration_s: float | None = None
-    peak_dbfs: float | None = None
-    rms_dbfs: float | None = None
-    option_logprobs: dict[str, float] = field(default_factory=dict)  # whisper, option forced
-    speech_spans: list[tuple[float, float]] | None = None
-
-
 SOURCE_TOOL = {
     "transcript": "transcribe",
     "listening": "transcribe",
@@ -65,86 +44,21 @@ SOURCE_TOOL = {
 }
 
 
-def flatten_sources(
-    tool_data: list[tuple[str, dict[str, Any]]],
-) -> list[tuple[str, dict[str, Any]]]:
-    """Expand composite results (caption / ask_audio carry their tools' data as sources)."""
-    flat: list[tuple[str, dict[str, Any]]] = []
-    for tool, data in tool_data:
-        nested = data.get("sources")
-        if isinstance(nested, list):
-            flat.extend((item["tool"], item.get("data", {})) for item in nested if "tool" in item)
-        else:
-            flat.append((tool, data))
-    return flat
-
-
-def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
-    evidence = Evidence()
-    plain: list[str] = []
-    hinted: list[str] = []  # transcripts made with the answer options as hints
-    for tool, data in flatten_sources(tool_data):
-        if data.get("_error"):
-            continue
-        if isinstance(data.get("duration_s"), int | float):
-            evidence.duration_s = float(data["duration_s"])
-        if isinstance(data.get("peak_dbfs"), int | float):
-            evidence.peak_dbfs = float(data["peak_dbfs"])
-        if isinstance(data.get("rms_dbfs"), int | float):
-            evidence.rms_dbfs = float(data["rms_dbfs"])
-        if tool == "transcribe" or ("text" in data and "segments" in data):
-            text = str(data.get("text", "")).strip()
-            bucket = hinted if data.get("prompt") else plain
-            for item in data.get("option_scores") or []:
-                evidence.option_logprobs[str(item["option"])] = float(item["logprob"])
-            if text and text not in bucket:  # the same transcript may arrive twice
-                bucket.append(text)
-        elif tool == "sound_events":
-            known = {label for label, _ in evidence.labels}
-            evidence.labels += [
-                (x["label"], float(x["score"]))
-                for x in data.get("labels", [])
-                if x["label"] not in known
-            ]
-        elif tool == "music_analysis":
-            evidence.music = data
-        elif tool == "signal_stats":
-            evidence.signal = data
-        elif tool == "speech_activity":
-            evidence.speech_seconds = float(data.get("speech_seconds", 0.0))
-            evidence.speech_spans = [(x["start"], x["end"]) for x in data.get("spans", [])]
-    # Short speech is easily misheard; a transcript that knew the options wins.
-    evidence.transcript = " ".join(hinted or plain) or None
-    evidence.hinted_transcript = bool(hinted)
-    return evidence
-
-
-def _stems(text: str) -> set[str]:
-    """Words with a plural 's' dropped, so "birds" meets "Bird" (no stop words)."""
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in tokens(text)} - {
-        "and", "or", "the", "of", "a",
-    }  # fmt: skip
-
-
-def normalise_numbers(words: Sequence[str]) -> list[str]:
-    return [NUMBER_NAMES.get(int(w), w) if w.isdigit() and int(w) <= 20 else w for w in words]
-
-
 def transcript_scores(
     transcript: str, choices: Sequence[str], similarity: Similarity | None
 ) -> SourceScore:
-    spoken = normalise_numbers(tokens(transcript))
+    spoken = digits_as_words(tokens(transcript))
     said = set(spoken)
     lexical = []
     for choice in choices:
-        words = set(normalise_numbers(tokens(choice)))
+        words = set(digits_as_words(tokens(choice)))
         lexical.append(len(words & said) / len(words) if words else 0.0)
     # Several short choices all heard (whisper repeats the hint list on short clips): the
     # one heard first, and most often, is the likelier one.
     full = [i for i, x in enumerate(lexical) if x == 1.0]
     if len(full) > 1 and all(len(tokens(choices[i])) == 1 for i in full):
-        first = {i: spoken.index(normalise_numbers(tokens(choices[i]))[0]) for i in full}
-        freq = {i: spoken.count(normalise_numbers(tokens(choices[i]))[0]) for i in full}
+        first = {i: spoken.index(digits_as_words(tokens(choices[i]))[0]) for i in full}
+        freq = {i: spoken.count(digits_as_words(tokens(choices[i]))[0]) for i in full}
         ranked = sorted(full, key=lambda i: (first[i], -freq[i]))
         for rank, i in enumerate(ranked):
             lexical[i] = 1.0 - 0.05 * rank
@@ -175,36 +89,11 @@ def listening_scores(logprobs: dict[str, float], choices: Sequence[str]) -> Sour
 def sound_scores(
     labels: list[tuple[str, float]], choices: Sequence[str], similarity: Similarity | None
 ) -> SourceScore:
-    # "Silence" names no sound source: zero-padded clips score it highly, and it would
-    # otherwise pull the similarity towards whichever choice sounds quietest.
-    top = sorted((x for x in labels if x[0] not in NOT_A_SOURCE and x[1] > 0), key=lambda x: -x[1])[
-        :10
-    ]
+    top = sorted((x for x in labels if x[0] not in NOT_A_SOURCE and x[1] > 0), key=lambda x: -x[1])
     if not top:
         return SourceScore("sounds", [0.0] * len(choices), "no sound classes were found")
-    # Broad AudioSet parents (Animal, Vehicle ...) match many choices a little; the specific
-    # classes below them say more.
-    specificity = np.array([0.4 if label in GENERIC_LABELS else 1.0 for label, _ in top])
-    weights = np.array([s for _, s in top], dtype=float) * specificity
-    weights = weights / weights.sum()
-    scores = []
-    for choice in choices:
-        choice_words = _stems(choice)
-        if similarity is not None:
-            sims = np.clip(np.asarray(similarity(choice, [label for label, _ in top]), float), 0, 1)
-        else:
-            sims = np.zeros(len(top))
-        sims = sims * specificity
-        lexical = np.array([1.0 if choice_words & _stems(label) else 0.0 for label, _ in top])
-        per_label = np.maximum(sims, 0.9 * lexical)
-        # The best single match matters most; the weighted mean rewards consistent evidence.
-        scores.append(
-            float(
-                0.6 * np.max(per_label * np.sqrt(weights / weights.max()))
-                + 0.4 * float(per_label @ weights)
-            )
-        )
     named = ", ".join(f"{label} ({score:.2f})" for label, score in top[:4])
+    scores = choice_fit(labels, choices, similarity)
     return SourceScore("sounds", scores, f"the sound classifier hears {named}")
 
 
@@ -212,7 +101,7 @@ def music_scores(music: dict[str, Any], choices: Sequence[str]) -> SourceScore:
     scores = [0.0] * len(choices)
     reasons = []
     tempo = music.get("tempo_bpm")
-    numbers = [_first_number(c) for c in choices]
+    numbers = [leading_number(c, word_first=False) for c in choices]
     if tempo and any(n is not None for n in numbers):
         for i, n in enumerate(numbers):
             if n is not None:
@@ -260,7 +149,7 @@ def signal_scores(signal: dict[str, Any], choices: Sequence[str], question: str)
     duration = signal.get("duration_s")
     if duration and re.search(r"\b(how long|duration|seconds|length)\b", question.lower()):
         for i, choice in enumerate(choices):
-            n = _first_number(choice)
+            n = leading_number(choice, word_first=False)
             if n is not None:
                 scores[i] = max(
                     scores[i], float(np.exp(-abs(n - duration) / max(1.0, duration / 4)))
@@ -319,14 +208,6 @@ def _similarities(similarity: Similarity | None, text: str, options: Sequence[st
     if similarity is None:
         return None
     return np.clip(np.asarray(similarity(text, list(options)), dtype=float), 0, 1)
-
-
-def _first_number(text: str) -> float | None:
-    found = re.search(r"\d+(?:\.\d+)?", text)
-    if found:
-        return float(found.group())
-    value = number_value(text)
-    return float(value) if value is not None else None
 
 
 def _parse_key(text: str) -> tuple[str | None, str | None]:

@@ -11,43 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.answer import tokens
-from agent.planners.offline_timeline import (
-    ORDINAL,
-    Finding,
-    Focus,
-    _count_word,
-    count_scores,
-)
+from agent.number_words import count_word
+from agent.planners.offline_timeline import Finding, count_scores
+from agent.planners.question_focus import Focus
 
-SAME_RE = re.compile(
-    r"\bsame (speaker|person|voice|man|woman)\b|\b(different|two|multiple|several|more than one)"
-    r" (speakers|people|persons|voices)\b"
-)
-WHICH_RE = re.compile(r"\b(first|second|third|last|other) (speaker|voice|person)\b")
 THIN_S = 0.5  # less speech than this in all: too little voice to tell speakers apart
 HIGH = {"higher", "high", "female", "woman", "women", "girl", "child", "higher-pitched"}
 LOW = {"lower", "low", "male", "man", "men", "boy", "deeper", "deep", "lower-pitched"}
-
-
-def speaker_focus(question: str) -> Focus | None:
-    """A question comparing speakers ("is it the same speaker", "is the second speaker
-    higher"), else None. Counting speakers is found by ``focus_of``."""
-    text = question.lower()
-    which = WHICH_RE.search(text)
-    if which:
-        word = which.group(1)
-        position = -1 if word == "last" else ORDINAL.get(word, 2)
-        return Focus("compare", "speakers", position=position)
-    if SAME_RE.search(text):
-        return Focus("same", "speakers")
-    return None
-
-
-def speaker_data(results: list[tuple[str, dict[str, Any]]]) -> dict[str, Any] | None:
-    for tool, data in results:
-        if tool == "speakers" and "speakers" in data:
-            return data
-    return None
 
 
 def _hz(f0: float | None) -> str:
@@ -92,7 +62,7 @@ def count_speakers(data: dict[str, Any], choices: Sequence[str]) -> Finding:
     thin = _thin(data) or _unsure(data)
     reason = thin or f"{count} voice(s) told apart by pitch and timbre: {_listing(found)}"
     noun = "speaker" if count == 1 else "speakers"
-    answer = f"{_count_word(count).capitalize()} {noun}"
+    answer = f"{count_word(count).capitalize()} {noun}"
     if found:
         answer += ": " + "; ".join(f"one {_hz(s['f0_hz'])} ({_spans(s['spans'])})" for s in found)
     answer += "."
@@ -126,7 +96,7 @@ def same_speaker(question: str, data: dict[str, Any], choices: Sequence[str]) ->
         answer += f" ({_listing(found)})." if found else "."
     else:
         lead = "No" if not asks_different else "Yes"
-        answer = f"{lead}: {_count_word(len(found))} different voices: {_listing(found)}."
+        answer = f"{lead}: {count_word(len(found))} different voices: {_listing(found)}."
     reason = thin or f"{len(found)} voice(s) told apart by pitch and timbre: {_listing(found)}"
     times = [(a, b, f"speaker {s['speaker']}") for s in found for a, b in s["spans"]]
     return Finding(scores, reason, answer, not thin, times)
@@ -144,7 +114,7 @@ def compare_speaker(
     thin = _thin(data)
     if target is None or not target["f0_hz"]:
         reason = thin or (
-            f"only {_count_word(len(found))} voice(s) told apart: {_listing(found)}"
+            f"only {count_word(len(found))} voice(s) told apart: {_listing(found)}"
             if target is None
             else f"the pitch of speaker {target['speaker']} is unclear"
         )

@@ -8,7 +8,6 @@ score per choice, the finding in one sentence, and the times it rests on.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,103 +15,10 @@ from typing import Any
 import numpy as np
 
 from agent.answer import Similarity, tokens
-from agent.planners.question_types import NUMBER_NAMES, NUMBER_WORDS, number_value
-
-ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
-COUNT_RE = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|\bhow often\b")
-ORDER_RE = re.compile(
-    r"\b(first|second|third|fourth|fifth|last|final|before|after|follow\w*|preced\w*|"
-    r"order|sequence|begin\w*|start\w*|ends?|ending|earlier|later|next)\b"
-)
-AT_TIME_RE = re.compile(r"\bat (?:about |around )?(\d+(?:\.\d+)?) ?(?:s\b|sec|second)")
-SPEECH_RE = re.compile(
-    r"\b(numbers?|digits?|words?|said|say|says|spoken|speak\w*|utter\w*|syllables?|"
-    r"names?|letters?|mention\w*)\b"
-)
-SPEAKER_RE = re.compile(r"\b(speakers?|people|persons?|voices?|talkers?)\b")
-NUMERIC_RE = re.compile(r"\b(numbers?|digits?)\b")
-DIGIT_PROMPT = "zero, one, two, three, four, five, six, seven, eight, nine"
-FILLER = {
-    "how", "many", "times", "time", "is", "are", "the", "a", "an", "of", "in", "this", "that",
-    "sound", "sounds", "heard", "hear", "occur", "occurs", "recording", "clip", "audio", "there",
-    "count", "does", "do", "you", "can", "separate", "events", "event", "number", "total",
-    "which", "what", "comes", "come", "right", "immediately", "after", "before", "first",
-    "last", "then", "be", "it", "at", "start", "end", "ends", "begin", "next",
-}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Focus:
-    """What a counting or order question asks about."""
-
-    kind: str  # count | order | same | compare (speakers)
-    target: str  # speech | sound | speakers
-    position: int | None = None  # 1-based; -1 = last
-    relation: str | None = None  # after | before | at
-    anchor: str | None = None  # the thing named after "after"/"before", or the time
-    subject: str = ""  # what to count ("dog bark"), or "" for everything
-    numeric: bool = False  # counts numbers or digits
-
-
-def focus_of(question: str, choices: Sequence[str]) -> Focus | None:
-    """A counting or order question, else None."""
-    text = question.lower()
-    numeric_choices = bool(choices) and all(_number(c) is not None for c in choices)
-    if COUNT_RE.search(text) and (numeric_choices or not choices):
-        named = named_word(text)
-        speech_words = re.search(r"\b(words?|numbers?|digits?)\b", text) or named
-        if SPEAKER_RE.search(text) and not speech_words:
-            return Focus("count", "speakers")
-        target = "speech" if SPEECH_RE.search(text) else "sound"
-        numeric = bool(NUMERIC_RE.search(text)) or (named or "") in NUMBER_WORDS
-        return Focus("count", target, subject=_subject(text), numeric=numeric)
-    from agent.planners.offline_speakers import speaker_focus
-
-    speakers = speaker_focus(text)
-    if speakers is not None:
-        return speakers
-    at = AT_TIME_RE.search(text)
-    if at:
-        target = "speech" if SPEECH_RE.search(text) else "sound"
-        return Focus("order", target, relation="at", anchor=at.group(1))
-    found = ORDER_RE.search(text)
-    if not found:
-        return None
-    target = "speech" if SPEECH_RE.search(text) else "sound"
-    relation = re.search(r"\b(after|before|follow\w*|preced\w*|next)\b", text)
-    if relation:
-        word = relation.group(1)
-        kind = "before" if word.startswith(("before", "preced")) else "after"
-        rest = text[relation.end() :]
-        if word.startswith("follow") and re.search(r"\bis followed\b", text):
-            kind, rest = "after", text[: relation.start()]
-        return Focus("order", target, relation=kind, anchor=_subject(rest) or None)
-    for word, pos in ORDINAL.items():
-        if re.search(rf"\b{word}\b", text):
-            return Focus("order", target, position=pos)
-    if re.search(r"\b(last|final|ends?|ending|later)\b", text):
-        return Focus("order", target, position=-1)
-    if re.search(r"\b(begin\w*|start\w*|earlier)\b", text):
-        return Focus("order", target, position=1)
-    return None
-
-
-def _subject(text: str) -> str:
-    words = [w for w in tokens(text) if w not in FILLER]
-    return " ".join(words)
-
-
-def _number(text: str) -> float | None:
-    found = re.search(r"\d+(?:\.\d+)?", text)
-    if found:
-        return float(found.group())
-    value = number_value(text)
-    if value is not None:
-        return float(value)
-    words = tokens(text)
-    if words and words[0] in NUMBER_WORDS:  # "three times", "two speakers"
-        return float(NUMBER_WORDS[words[0]])
-    return None
+from agent.number_words import canonical, count_word, is_number_word, leading_number
+from agent.planners.offline_evidence import Timed, Utterance
+from agent.planners.question_focus import NUMERIC_RE, ORDINAL, Focus, named_word
+from agent.planners.sound_match import GENERIC_LABELS, choice_fit
 
 
 @dataclass
@@ -124,35 +30,6 @@ class Finding:
     answer: str  # one sentence answering the question
     decided: bool = True  # False: the evidence cannot settle it
     times: list[tuple[float, float, str]] = field(default_factory=list)
-
-
-# -- reading the evidence ---------------------------------------------------------------------
-def sound_timeline(results: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]] | None:
-    for tool, data in results:
-        if tool == "sound_events" and isinstance(data.get("timeline"), list):
-            return data["timeline"]
-    return None
-
-
-Timed = tuple[float, float, str]  # (start, end, word or text)
-Utterance = tuple[float, float, str, list[Timed]]  # a span, its text and its timed words
-
-
-def utterances(results: list[tuple[str, dict[str, Any]]]) -> list[Utterance] | None:
-    """(start, end, text, words) per speech span from a per-span transcript; ``words`` has
-    each word's own time when the transcript was made with word timestamps, else is empty."""
-    for tool, data in results:
-        if tool == "transcribe" and data.get("per_span"):
-            return [
-                (
-                    s["start"],
-                    s["end"],
-                    s["text"],
-                    [(w["start"], w["end"], w["word"]) for w in s.get("words", [])],
-                )
-                for s in data.get("segments", [])
-            ]
-    return None
 
 
 SHORT_UTTERANCE_S = 1.2  # a span this short is one spoken item
@@ -194,13 +71,6 @@ def spoken_items(
     return items, timed
 
 
-def vad_spans(results: list[tuple[str, dict[str, Any]]]) -> list[tuple[float, float]] | None:
-    for tool, data in results:
-        if tool == "speech_activity" and "spans" in data:
-            return [(s["start"], s["end"]) for s in data["spans"]]
-    return None
-
-
 def _labels(event: dict[str, Any]) -> list[tuple[str, float]]:
     return [(x["label"], float(x["score"])) for x in event.get("labels", [])]
 
@@ -217,7 +87,7 @@ def _span(start: float, end: float) -> str:
 def count_scores(count: int, choices: Sequence[str]) -> list[float]:
     scores = []
     for choice in choices:
-        n = _number(choice)
+        n = leading_number(choice)
         if n is None:
             scores.append(0.0)
         else:
@@ -248,7 +118,7 @@ def count_sounds(
     count = len(events)
     listed = "; ".join(f"{_span(e['start'], e['end'])} {_top(e)}" for e in events[:12])
     reason = f"{count} {what} stand out from the background" + (f": {listed}" if listed else "")
-    answer = f"{_count_word(count).capitalize()} {'time' if count == 1 else 'times'}"
+    answer = f"{count_word(count).capitalize()} {'time' if count == 1 else 'times'}"
     starts = ", ".join(f"at {e['start']:.1f} s" for e in events[:8])
     answer += f" ({starts})." if events else "."
     return Finding(
@@ -268,8 +138,6 @@ def _sources(events: list[dict[str, Any]]) -> list[list[int]]:
         while parent[i] != i:
             i = parent[i]
         return i
-
-    from agent.planners.offline_scoring import GENERIC_LABELS
 
     tops = [{label for label, _ in _labels(e)[:3]} - GENERIC_LABELS for e in events]
     for i in range(len(events)):
@@ -294,10 +162,10 @@ def count_speech(
     numeric = bool(NUMERIC_RE.search(question.lower()))
     named = named_word(question)
     if named:
-        wanted = {_canonical(named)}
-        items, timed = spoken_items(spoken, lambda w: _canonical(w) in wanted)
+        wanted = {canonical(named)}
+        items, timed = spoken_items(spoken, lambda w: canonical(w) in wanted)
     else:
-        items, timed = spoken_items(spoken, _is_number_word if numeric else bool)
+        items, timed = spoken_items(spoken, is_number_word if numeric else bool)
     if not spoken and spans and not named:
         items = [(a, b, "speech") for a, b in spans if b - a <= SHORT_UTTERANCE_S]
     count = len(items)
@@ -307,35 +175,13 @@ def count_speech(
     if timed:
         reason += " (times from word timestamps)"
     if named:
-        answer = f"{_count_word(count).capitalize()} {'time' if count == 1 else 'times'}"
+        answer = f"{count_word(count).capitalize()} {'time' if count == 1 else 'times'}"
         answer += f" ({', '.join(f'at {a:.1f} s' for a, _, _ in items[:8])})." if items else "."
     else:
-        answer = f"{_count_word(count).capitalize()} {noun if count != 1 else noun[:-1]}"
+        answer = f"{count_word(count).capitalize()} {noun if count != 1 else noun[:-1]}"
         answer += f": {', '.join(w for _, _, w in items[:15])}." if items else "."
     decided = count > 0 or (named is not None and bool(spoken))
     return Finding(count_scores(count, choices), reason, answer, decided=decided, times=items)
-
-
-QUOTED_RE = re.compile(r"""["'‘“]([a-z0-9-]+)["'’”]""")
-
-
-def named_word(question: str) -> str | None:
-    """The one word a counting question asks about ("how many times is 'seven' said", "how
-    often does she say the number two"), else None."""
-    text = question.lower()
-    quoted = QUOTED_RE.search(text)
-    if quoted:
-        return quoted.group(1)
-    numbers = [w for w in tokens(text) if w in NUMBER_WORDS and w != "oh"]
-    return numbers[0] if len(numbers) == 1 else None
-
-
-def _is_number_word(word: str) -> bool:
-    return word.isdigit() or word in NUMBER_WORDS
-
-
-def _count_word(n: int) -> str:
-    return NUMBER_NAMES.get(n, str(n)) if n else "no"
 
 
 # -- order ------------------------------------------------------------------------------------
@@ -365,14 +211,12 @@ def order_sounds(
 
     Neighbouring stretches that the tagger hears as the same source are merged first (one
     source with pauses in it is one event for the order)."""
-    from agent.planners.offline_scoring import sound_scores
-
     events = _merge_same_source(timeline, similarity)
     n = len(events)
     if not n:
         return Finding([0.0] * len(choices), "no sound stands out from the background", "", False)
     # match[i][j]: how well choice j fits event i
-    match = np.array([sound_scores(_labels(e), choices, similarity).scores for e in events])
+    match = np.array([choice_fit(_labels(e), choices, similarity) for e in events])
     listed = "; ".join(f"{i + 1}. {_span(e['start'], e['end'])} {_top(e)}" for i, e in
                        enumerate(events[:12]))  # fmt: skip
 
@@ -455,10 +299,10 @@ def order_speech(
     with each word's own time where word timestamps are there."""
     items, timed = spoken_items(spoken, short_as_one=focus.relation != "at")
     n = len(items)
-    said = [_canonical(w) for _, _, w in items]
+    said = [canonical(w) for _, _, w in items]
 
     def anchor_of(name: str) -> int | None:
-        wanted = [_canonical(w) for w in tokens(name)]
+        wanted = [canonical(w) for w in tokens(name)]
         hits = [i for i, w in enumerate(said) if w in wanted]
         return hits[0] if hits else None
 
@@ -475,15 +319,9 @@ def order_speech(
         reason = f"the words in order{source}: {listed or 'none'}"
         return Finding([0.0] * len(choices), reason, "", False)
     word = said[index]
-    scores = [1.0 if word in {_canonical(w) for w in tokens(c)} else 0.0 for c in choices]
+    scores = [1.0 if word in {canonical(w) for w in tokens(c)} else 0.0 for c in choices]
     where = _where(focus, index, n).replace("sound", "word")
     a, b, text = items[index]
     reason = f"the words in order{source}: {listed}; the {where} is {text} ({a:.1f}–{b:.1f} s)"
     answer = f'The {where} is "{text}" (at {a:.1f} s).'
     return Finding(scores, reason, answer, times=items)
-
-
-def _canonical(word: str) -> str:
-    if word.isdigit() and int(word) <= 20:
-        return NUMBER_NAMES[int(word)]
-    return "zero" if word == "oh" else word

@@ -1,7 +1,9 @@
 """Question-type dispatch for the offline rule planner (in the style of EChO-Agent).
 
 A question is classified by keywords in the question and the shape of its choices;
-each type names the local tools whose evidence answers it.
+each type names the local tools whose evidence answers it. What the question is about
+(a count, a position, a sequence, yes or no about something, when, what kind) is read by
+``question_focus``.
 """
 
 from __future__ import annotations
@@ -9,20 +11,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from agent.answer import tokens
+from agent.answer import Similarity
+from agent.number_words import number_value
+from agent.planners.question_focus import (
+    Focus,
+    OpenAsk,
+    choice_sequence,
+    focus_of,
+    is_yes_no_choices,
+    open_ask,
+)
+from agent.planners.sound_match import tracked_classes
 
-if TYPE_CHECKING:
-    from agent.planners.offline_timeline import Focus
-
-NUMBER_WORDS = {
-    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
-    "eighteen": 18, "nineteen": 19, "twenty": 20,
-}  # fmt: skip
-NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}  # 3 -> "three"
+DIGIT_PROMPT = "zero, one, two, three, four, five, six, seven, eight, nine"
 
 KEYWORDS: dict[str, tuple[str, ...]] = {
     "speech_content": (
@@ -58,23 +60,36 @@ TOOLS_FOR: dict[str, tuple[str, ...]] = {
     "general": ("sound_events", "transcribe", "signal_stats"),
 }
 
+# Questions without choices (or with yes / no): the tools whose evidence answers them.
+TOOLS_FOR_ASK: dict[tuple[str, str], tuple[str, ...]] = {
+    ("yes_no", "sound"): ("sound_events",),
+    ("yes_no", "speech"): ("speech_activity", "sound_events", "transcribe"),
+    ("yes_no", "music"): ("sound_events", "music_analysis"),
+    ("yes_no", "word"): ("transcribe", "speech_activity"),
+    ("when", "sound"): ("sound_events",),
+    ("when", "music"): ("sound_events",),
+    ("when", "speech"): ("speech_activity", "sound_events"),
+    ("when", "word"): ("transcribe", "speech_activity"),
+    ("kind", "sound"): ("sound_events", "speech_activity"),
+    ("kind", "music"): ("sound_events", "music_analysis"),
+}
+ASK_KIND = {"yes_no": "presence", "when": "timing", "kind": "kind"}
+ASK_REASON = {"yes_no": "whether there is", "when": "when there is", "kind": "what kind of"}
+
 DESCRIPTION = {
     "count": "a counting question",
     "order": "about order or timing",
+    "sequence": "about the order of several sounds",
     "speech_content": "about what is said",
     "speaker": "about the speaker's voice",
     "music": "about music",
     "signal": "about measurable signal properties",
     "sound": "about which sounds occur",
+    "presence": "a yes-or-no question about what the recording holds",
+    "timing": "about when something is heard",
+    "kind": "about what kind of sound it is",
     "general": "of no clear type",
 }
-
-
-# "Is there speech?", "Does anyone talk?": answered from voice activity, whatever the type.
-YES_NO_SPEECH = re.compile(
-    r"^\s*(is|are|does|do|can|was|were)\b.*\b(speech|speak\w*|talk\w*|voices?|someone|anyone|"
-    r"person|people|words?)\b"
-)
 
 
 @dataclass(frozen=True)
@@ -82,10 +97,13 @@ class QuestionType:
     kind: str
     reason: str
     tools: tuple[str, ...]
-    focus: Focus | None = None  # what a counting or order question is about
+    focus: Focus | None = None  # what a counting, order or sequence question is about
+    ask: OpenAsk | None = None  # what a question without choices (or yes / no) asks for
 
 
 def _timed(focus: Focus) -> QuestionType:
+    if focus.kind == "sequence":
+        return QuestionType("sequence", "its choices are sounds in a row", ("sound_events",), focus)
     if focus.target == "speakers":
         tools: tuple[str, ...] = ("speakers", "signal_stats")
         what = "speakers (pitch and timbre per speech span, grouped by voice)"
@@ -100,17 +118,6 @@ def _timed(focus: Focus) -> QuestionType:
     return QuestionType(kind, f"it asks about {what}", tools, focus)
 
 
-def number_value(text: str) -> int | None:
-    """The number a short answer names ("7", "seven"), else None."""
-    words = tokens(text)
-    if len(words) != 1:
-        return None
-    word = words[0]
-    if word.isdigit():
-        return int(word)
-    return NUMBER_WORDS.get(word)
-
-
 def _hits(text: str, words: Sequence[str]) -> list[str]:
     found = []
     for word in words:
@@ -121,12 +128,16 @@ def _hits(text: str, words: Sequence[str]) -> list[str]:
 
 
 def classify(question: str, choices: Sequence[str]) -> QuestionType:
-    from agent.planners.offline_timeline import focus_of
-
     focus = focus_of(question, choices)
     if focus is not None:
         return _timed(focus)
     text = question.lower()
+    ask = open_ask(question) if not choices or is_yes_no_choices(choices) else None
+    if ask is not None and (ask.form, ask.target) in TOOLS_FOR_ASK:
+        tools = TOOLS_FOR_ASK[(ask.form, ask.target)]
+        what = f" ({ask.subject})" if ask.subject else ""
+        reason = f"it asks {ASK_REASON[ask.form]} {ask.target}{what}"
+        return QuestionType(ASK_KIND[ask.form], reason, tools, ask=ask)
     scores = {kind: _hits(text, words) for kind, words in KEYWORDS.items()}
     if (
         choices
@@ -138,24 +149,43 @@ def classify(question: str, choices: Sequence[str]) -> QuestionType:
             TOOLS_FOR["speech_content"],
         )  # fmt: skip
     best = max(scores, key=lambda k: (len(scores[k]), k == "sound"))
+    if ask is not None and ask.form == "who":
+        best = "speaker"
     if not scores[best]:
-        tools = TOOLS_FOR["general"]
-        if YES_NO_SPEECH.search(text):  # is anyone speaking: voice activity says where
-            tools = (*tools, "speech_activity")
-        return QuestionType("general", "no keyword decides its type", tools)
+        return QuestionType("general", "no keyword decides its type", TOOLS_FOR["general"], ask=ask)
     reason = "it mentions " + ", ".join(f"'{w}'" for w in scores[best][:3])
     tools = TOOLS_FOR[best]
     if best == "music" and _hits(text, ("vocal", "singer", "singing", "voice", "sung")):
         tools = (*tools, "signal_stats")  # the voice register of the singing
-    return QuestionType(best, reason, tools)
+    return QuestionType(best, reason, tools, ask=ask)
 
 
-def tool_arguments(name: str, qtype: QuestionType, choices: Sequence[str]) -> dict[str, object]:
+def sound_names(qtype: QuestionType, choices: Sequence[str]) -> list[str]:
+    """The sounds a question names: each sound of "A, then B" choices, the thing asked about
+    in "is there a hen" / "when does the dog bark"."""
+    if qtype.kind == "sequence":
+        return list(dict.fromkeys(n for c in choices for n in choice_sequence(c)))
+    ask = qtype.ask
+    if ask is not None and ask.target == "sound" and ask.subject and ask.form in ("yes_no", "when"):
+        return [ask.subject]
+    return []
+
+
+def tool_arguments(
+    name: str, qtype: QuestionType, choices: Sequence[str], similarity: Similarity | None = None
+) -> dict[str, object]:
     """Arguments for a dispatched local tool: speech-to-text on a question about what is said
-    gets the choices' words as hints (whisper is much better on short words with them)."""
+    gets the choices' words as hints (whisper is much better on short words with them); the
+    sound tagger follows the classes of the sounds a question names over time."""
+    if name == "sound_events":
+        track = tracked_classes(sound_names(qtype, choices), similarity)
+        return {"track": track} if track else {}
+    if name == "transcribe" and qtype.ask is not None and qtype.ask.target == "word":
+        # each word with its own time, and no hint naming the word (it would put the word in
+        # its mouth); a number is listened for among all ten digits alike
+        timed = {"per_span": True, "word_timestamps": True}
+        return {**timed, "prompt": DIGIT_PROMPT} if number_value(qtype.ask.subject) else timed
     if name == "transcribe" and qtype.focus is not None:
-        from agent.planners.offline_timeline import DIGIT_PROMPT
-
         # each word's own time: a span may hold several words (quick speech)
         timed: dict[str, object] = {"per_span": True, "word_timestamps": True}
         if qtype.kind == "order" and choices:

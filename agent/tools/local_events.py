@@ -10,6 +10,8 @@ from agent.local_models.executor import run_model
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.format import seconds_span
 
+MAX_TRACKED = 40
+
 
 class SoundEventsTool:
     name = "sound_events"
@@ -17,12 +19,20 @@ class SoundEventsTool:
     description = (
         "Classify the sounds in the recording into AudioSet classes (animals, vehicles, "
         "instruments, speech, music, alarms ...). Returns the top classes for the whole clip "
-        "with scores from 0 to 1, and when each confident class occurs."
+        "with scores from 0 to 1, when each confident class occurs, the stretches that stand "
+        "out from the background, and the top class over time."
     )
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "top_k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 8},
+            "track": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": MAX_TRACKED,
+                "description": "AudioSet class names (e.g. 'Dog', 'Rain') whose score to "
+                "report for every window of the recording, even where they are weak.",
+            },
         },
     }
     model = "yamnet-w8a8"
@@ -36,6 +46,9 @@ class SoundEventsTool:
         tags = await run_model(yamnet.tag, ctx.samples, top_k=top_k)
         events = yamnet.events(tags, threshold=0.2)
         timeline = await run_model(yamnet.timeline, ctx.samples)
+        frames = yamnet.frames(tags)
+        wanted = [str(c) for c in arguments.get("track") or []][:MAX_TRACKED]
+        tracks = yamnet.class_tracks(tags, wanted) if wanted else {}
         duration = len(ctx.samples) / ctx.sample_rate
         peak = float(np.max(np.abs(ctx.samples))) if len(ctx.samples) else 0.0
         peak_dbfs = round(20 * float(np.log10(max(peak, 1e-7))), 1)
@@ -69,6 +82,24 @@ class SoundEventsTool:
                 f"Nothing stands out from the background (peak {peak_dbfs:.0f} dBFS, "
                 f"{duration:.2f} s)."
             )
+        if wanted:
+            strongest = sorted(tracks.items(), key=lambda kv: -max(kv[1], default=0.0))
+            lines.append(
+                "Tracked classes, strongest window: "
+                + (", ".join(f"{c} {max(v):.2f}" for c, v in strongest) or "none")
+                + (
+                    f" (unknown: {', '.join(c for c in wanted if c not in tracks)})"
+                    if len(tracks) < len(set(wanted))
+                    else ""
+                )  # fmt: skip
+            )
+        stretches = top_class_stretches(frames)
+        if len(stretches) > 1:
+            lines.append(
+                "Top class over time: "
+                + "; ".join(f"{seconds_span(a, b)} {label}" for a, b, label in stretches[:15])
+                + (f" and {len(stretches) - 15} more" if len(stretches) > 15 else "")
+            )
         return ToolResult(
             output="\n".join(lines),
             data={
@@ -85,6 +116,16 @@ class SoundEventsTool:
                     for t in timeline
                 ],
                 "labels": labels,
+                # the tagger's top classes in each window (0.96 s every 0.48 s)
+                "frames": [
+                    {
+                        "start": round(f.start, 2),
+                        "end": round(f.end, 2),
+                        "labels": [{"label": lb, "score": sc} for lb, sc in f.labels],
+                    }
+                    for f in frames
+                ],
+                "tracks": tracks,  # class -> its score in each of the frames above
                 "events": [
                     {
                         "label": e.label,
@@ -100,3 +141,17 @@ class SoundEventsTool:
                 ],
             },
         )
+
+
+def top_class_stretches(frames: list[Any]) -> list[tuple[float, float, str]]:
+    """Neighbouring windows with the same top class, joined: (start, end, class)."""
+    out: list[tuple[float, float, str]] = []
+    for frame in frames:
+        if not frame.labels:
+            continue
+        label = frame.labels[0][0]
+        if out and out[-1][2] == label:
+            out[-1] = (out[-1][0], frame.end, label)
+        else:
+            out.append((frame.start, frame.end, label))
+    return out

@@ -1,0 +1,79 @@
+"""Confidence that means something: the offline planner's raw support, calibrated.
+
+The planner's raw confidence (for choices: 1 / choices + the gap between the best two /
+the best; for answers in words: how strongly the evidence supports them) is mapped through a
+monotone table fitted on the dev sets (``python -m bench.offline_eval calibrate``), one per
+family of questions, to the share of answers that were right at that raw value. Below
+``guess_below`` the answer is a guess: every view shows it as "best guess".
+
+The table lives in ``offline_calibration.json`` beside this file, written by the bench
+script; without it (or for a family it does not know) the raw value is used as it is.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+TABLE = Path(__file__).with_name("offline_calibration.json")
+DEFAULT_GUESS_BELOW = 0.35
+
+
+def family_of(kind: str, choices: Sequence[str], form: str | None = None) -> str:
+    """Which calibration a question's confidence goes through: its type, and whether it
+    came with choices ("sound", "count", "open:yes_no" ...)."""
+    if not choices:
+        return f"open:{form or kind}"
+    return kind
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Per family, raw confidence -> share right (piecewise linear through fitted points)."""
+
+    curves: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    guess_below: float = DEFAULT_GUESS_BELOW
+    fitted_on: str = ""  # which dev sets, for the reader of the table
+
+    def __call__(self, family: str, raw: float) -> float | None:
+        """The calibrated confidence; for an answer in words of a family never measured,
+        None (a number nobody checked would mean nothing)."""
+        open_answer = family.startswith("open:")
+        curve = self.curves.get(family) or (None if open_answer else self.curves.get("all"))
+        if curve is None:
+            return None if open_answer and self.curves else round(float(raw), 2)
+        xs, ys = curve
+        return round(float(np.interp(raw, xs, ys)), 2)
+
+    def is_guess(self, confidence: float | None) -> bool:
+        return confidence is not None and confidence < self.guess_below
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "fitted_on": self.fitted_on,
+            "guess_below": self.guess_below,
+            "curves": {k: {"raw": list(x), "right": list(y)} for k, (x, y) in self.curves.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        curves = {k: (list(v["raw"]), list(v["right"])) for k, v in data.get("curves", {}).items()}
+        return cls(curves, float(data.get("guess_below", DEFAULT_GUESS_BELOW)),
+                   str(data.get("fitted_on", "")))  # fmt: skip
+
+
+RAW = Calibration()  # no table: raw values, and the default line for guesses
+
+
+@functools.lru_cache(maxsize=1)
+def fitted() -> Calibration:
+    """The table fitted on the dev sets (``RAW`` when there is none)."""
+    if not TABLE.is_file():
+        return RAW
+    return Calibration.from_json(json.loads(TABLE.read_text()))

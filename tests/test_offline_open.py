@@ -1,0 +1,116 @@
+"""Questions without choices answered in words that answer them, and sounds in a row, offline,
+on real recordings composed in code from the fixtures (tests/fixtures/PROVENANCE.md).
+
+A yes/no question starts with Yes or No and checks the thing itself: the hen among the
+tagger's classes, the word in the transcript, the music among the music classes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from agent.audio import AudioStore, load_samples
+from agent.registry import Registry
+from agent.run import RunRequest, run_question
+from bench.devsets import normalise
+
+pytestmark = pytest.mark.models
+FIXTURES = Path(__file__).parent / "fixtures"
+SR = 16_000
+CLIPS = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return Registry(env={})
+
+
+def _gap(seconds: float) -> np.ndarray:
+    return np.zeros(int(seconds * SR), np.float32)
+
+
+def _compose(parts: list[np.ndarray], gap: float = 0.8) -> np.ndarray:
+    pieces = [_gap(0.3)]
+    for part in parts:
+        pieces += [normalise(part), _gap(gap)]
+    return np.concatenate(pieces).astype(np.float32)
+
+
+def _digit(name: str) -> np.ndarray:
+    return load_samples(FIXTURES / name)
+
+
+async def _ask(registry, tmp_path, samples, question, choices=()):
+    path = tmp_path / f"clip_{next(CLIPS)}.wav"
+    sf.write(path, samples, SR, subtype="PCM_16")
+    store = AudioStore(tmp_path / "audio")
+    request = RunRequest(
+        question, [store.add_file(path)], registry.planner("offline"), registry.tools(),
+        choices=list(choices),
+    )  # fmt: skip
+    events = [e async for e in run_question(request, store=store, similarity=registry.similarity)]
+    assert events[-1].type == "run_finished", events[-1]
+    return next(e for e in events if e.type == "answer"), events
+
+
+def _dog() -> np.ndarray:
+    return load_samples(FIXTURES / "dog_bark_esc50.wav")
+
+
+async def test_is_there_a_sound_checks_that_sound(registry, tmp_path):
+    dog = _dog()
+    answer, events = await _ask(registry, tmp_path, dog, "Is there a sound of a hen?")
+    assert answer.text.startswith("No: nothing in it sounds like hen"), answer.text
+    answer, events = await _ask(registry, tmp_path, dog, "Is there a dog barking?")
+    assert answer.text.startswith("Yes: dog barking at "), answer.text
+    assert answer.confidence is not None
+    # the tagger was asked to follow the classes that fit the name over time
+    call = next(e for e in events if e.type == "tool_call" and e.tool == "sound_events")
+    assert "Bark" in call.arguments["track"]
+
+
+async def test_does_the_speaker_say_a_word(registry, tmp_path):
+    clip = _compose([_digit(n) for n in ("digit_7_jackson_2.wav", "digit_1_george_1.wav")])
+    said, _ = await _ask(registry, tmp_path, clip, "Does the speaker say the word seven?")
+    assert said.text.startswith('Yes: "seven" is said at '), said.text
+    not_said, _ = await _ask(registry, tmp_path, clip, "Does the speaker say the word two?")
+    assert not_said.text.startswith('No: "two" is not in the transcript'), not_said.text
+
+
+async def test_is_there_music(registry, tmp_path):
+    trumpet = load_samples(FIXTURES / "trumpet_sorohanro_librosa.ogg")
+    answer, _ = await _ask(registry, tmp_path, trumpet, "Is there music, and what kind?")
+    assert answer.text.startswith("Yes: music"), answer.text
+    speech = load_samples(FIXTURES / "speech_padded_librispeech_3436-172162-0000.wav")
+    answer, _ = await _ask(registry, tmp_path, speech, "Is there music in the background?")
+    assert answer.text.startswith("No: no music was found"), answer.text
+    # silence holds nothing: that answers "is there X" with no
+    answer, _ = await _ask(registry, tmp_path, _gap(1.0), "Is there music in the background?")
+    assert answer.text.startswith("No: the recording is silent"), answer.text
+
+
+async def test_when_and_what_kind(registry, tmp_path):
+    bark = normalise(load_samples(FIXTURES / "dog_bark_esc50.wav")[: 2 * SR])
+    clip = np.concatenate([_gap(2.0), bark, _gap(1.5)]).astype(np.float32)
+    answer, _ = await _ask(registry, tmp_path, clip, "When does the dog bark?")
+    assert answer.text.startswith("At "), answer.text
+    first = float(answer.text[3:].split("–")[0])
+    assert 1.5 <= first <= 3.5, answer.text
+    answer, _ = await _ask(registry, tmp_path, _dog(), "What kind of animal is this?")
+    assert answer.text.split(":")[0].split(" (")[0].lower() in ("dog", "bark"), answer.text
+
+
+async def test_sounds_in_a_row_are_scored_where_their_evidence_lies(registry, tmp_path):
+    """Two whole recordings one after another, choices "A, then B": the order that puts each
+    sound where it is heard wins; a sound found nowhere gets its choice no support."""
+    rooster = load_samples(FIXTURES / "rooster_esc50_cut.wav")
+    clip = np.concatenate([normalise(rooster), _gap(0.5), normalise(_dog())]).astype(np.float32)
+    choices = ["dog, then rooster", "rooster, then dog", "rooster, then siren", "siren, then dog"]
+    answer, _ = await _ask(registry, tmp_path, clip, "In what order are the sounds heard?", choices)
+    assert answer.choice == "rooster, then dog", answer.rationale
+    assert "siren not found" in answer.rationale
