@@ -138,7 +138,8 @@ def _print_event(event: ev.Event) -> None:
             out.write(f"  [document v{event.iteration}, {event.note}]\n")
         case "answer":
             shown = event.choice or event.text
-            out.write(f"\nAnswer: {shown}")
+            # a best guess reads as one here too, as in the chat, the API and the benchmark
+            out.write(f"\nBest guess: {shown}" if event.guess else f"\nAnswer: {shown}")
             if event.confidence is not None:
                 out.write(f" (confidence {event.confidence:.2f})")
             out.write("\n")

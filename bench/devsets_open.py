@@ -127,7 +127,7 @@ def _yes_no(builder: ItemSink, rng: random.Random, n: int) -> None:
     by_name = dict(builder.src.esc)
     kinds = ["sound", "speech", "music", "word"]
     for i in range(n):
-        kind, present = kinds[i % 4], (i // 4) % 2 == 0
+        kind, present = kinds[(i // 2) % 4], i % 2 == 0  # each kind: yes, then no
         if kind == "music" and not builder.src.music:
             kind = "sound"
         if kind == "sound":

@@ -212,6 +212,24 @@ def test_loudness_of_a_reference_sine() -> None:
     assert signal.integrated_loudness(_tone(1000.0, 5.0, amp=0.1)) == pytest.approx(-23.0, abs=0.5)
 
 
+def test_frames_and_tracked_classes_over_time() -> None:
+    """The tagger's classes window by window, and the classes a question names followed in
+    every window, also where they stay under the top ones."""
+    tags = yamnet.tag(load_samples(FIXTURES / "dog_bark_esc50.wav"))
+    frames = yamnet.frames(tags)
+    assert len(frames) == len(tags.patch_times) and frames[0].start == 0.0
+    assert all(1 <= len(f.labels) <= 8 for f in frames)
+    assert [f.start for f in frames] == sorted(f.start for f in frames)
+    tracks = yamnet.class_tracks(tags, ["Bark", "Church bell", "No such class"])
+    assert set(tracks) == {"Bark", "Church bell"}
+    assert all(len(v) == len(frames) for v in tracks.values())
+    assert max(tracks["Bark"]) > 0.5 > max(tracks["Church bell"])
+    pooled = yamnet.frames(tags, max_frames=3)
+    assert len(pooled) == 3 and pooled[-1].end == 5.0
+    assert len(yamnet.class_tracks(tags, ["Bark"], max_frames=3)["Bark"]) == 3
+    assert "Dog" in yamnet.class_group("animal") and "Piano" in yamnet.class_group("music")
+
+
 # ---- sentence embeddings ------------------------------------------------------------------------
 
 
@@ -227,6 +245,22 @@ def test_embeddings_are_unit_vectors() -> None:
     assert float(vectors[0] @ vectors[1]) > 0.6
     assert embedding.embed([]).shape == (0, 384)
     assert embedding.similarity("x", []).shape == (0,)
+
+
+def test_embeddings_of_texts_seen_lately_are_not_computed_again(monkeypatch) -> None:
+    encoded: list[str] = []
+    encode = embedding._encode
+
+    def counting(texts: list[str]) -> np.ndarray:
+        encoded.extend(texts)
+        return encode(texts)
+
+    monkeypatch.setattr(embedding, "_encode", counting)
+    hen, rooster = f"a hen clucking {id(encoded)}", f"Chicken, rooster {id(encoded)}"  # new texts
+    first = embedding.embed([hen, rooster])
+    again = embedding.embed([rooster, hen, hen])
+    assert encoded == [hen, rooster]
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
 
 
 # ---- no heavy frameworks ------------------------------------------------------------------------

@@ -114,3 +114,20 @@ async def test_sounds_in_a_row_are_scored_where_their_evidence_lies(registry, tm
     answer, _ = await _ask(registry, tmp_path, clip, "In what order are the sounds heard?", choices)
     assert answer.choice == "rooster, then dog", answer.rationale
     assert "siren not found" in answer.rationale
+
+
+def test_command_line_shows_a_guess_as_a_best_guess(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    silent = tmp_path / "silence.wav"
+    sf.write(silent, np.zeros(2 * SR, np.float32), SR)
+    env = {**os.environ, "AUDIO_AGENT_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "agent", "ask", str(silent), "Which sound is this?",
+               "--choice", "Dog", "--choice", "Rain"]  # fmt: skip
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "\nBest guess: Dog (confidence 0.50)" in done.stdout, done.stdout
+    assert "Answer:" not in done.stdout

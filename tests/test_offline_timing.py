@@ -153,7 +153,7 @@ async def test_answers_in_words_without_choices(registry, tmp_path):
     answer, _ = await _ask(registry, tmp_path, speech, "Is anyone speaking?")
     assert answer.text.startswith("Yes: speech from 1."), answer.text
     answer, _ = await _ask(registry, tmp_path, _gap(1.0), "Is anyone speaking?")
-    assert answer.text == "No: no speech was detected.", answer.text
+    assert answer.text == "No: the recording is silent (peak -140 dBFS).", answer.text
 
 
 async def test_is_there_speech_and_how_loud_in_words(registry, tmp_path):
@@ -196,9 +196,21 @@ def test_devsets_are_deterministic_and_well_formed(tmp_path):
     assert first == second
     categories = {item["category"] for item in first}
     assert categories == {
-        "which_sound", "what_said", "count", "order", "guess", "speakers", "spoken_words"
+        "which_sound", "what_said", "count", "order", "guess", "speakers", "spoken_words",
+        "order_whole", "open",
     }  # fmt: skip
     for item in first:
-        assert item["answer"] in item["choices"]
+        assert item["answer"] in item["choices"] or item["category"] == "open"
         assert (tmp_path / "a" / item["audio_id"]).is_file()
     assert all(item["expect_guess"] for item in first if item["category"] == "guess")
+    # whole recordings in a row: the right order, the order swapped, a third sound swapped in
+    for item in (i for i in first if i["category"] == "order_whole"):
+        names = item["sequence"]
+        assert item["answer"] == ", then ".join(names) and len(set(item["choices"])) == 4
+        assert any(c.split(", then ") == names[::-1] or sorted(c.split(", then ")) == sorted(names)
+                   for c in item["choices"] if c != item["answer"])  # fmt: skip
+        assert any(set(c.split(", then ")) - set(names) for c in item["choices"])
+    opened = [i for i in first if i["category"] == "open"]
+    assert {i["open"] for i in opened} == {"yes_no", "kind", "how_many", "what_said", "when"}
+    assert all(i["choices"] == [] for i in opened)
+    assert {i["answer"] for i in opened if i["open"] == "yes_no"} == {"yes", "no"}

@@ -1,0 +1,78 @@
+"""The offline planner's confidence goes through the calibrated table, and under its line the
+answer is a best guess, for choices and for answers in words (no models: the tools' results
+are given as data, as the loop hands them to the planner)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.planners.base import ChatMessage, FinalAnswer, ToolSpec
+from agent.planners.offline import OfflinePlanner
+from agent.planners.offline_confidence import Calibration
+
+TABLE = Calibration(
+    {
+        "sound": ([0.3, 0.7, 0.9], [0.2, 0.3, 0.95]),
+        "sequence": ([0.0, 1.0], [0.0, 1.0]),
+        "open:yes_no": ([0.5, 1.0], [0.4, 0.97]),
+    },
+    guess_below=0.35,
+)
+TOOLS = [ToolSpec("sound_events", "tags sounds", {"type": "object", "properties": {}})]
+
+
+def _messages(question: str, choices: list[str], **tool_data: dict[str, Any]) -> list:
+    messages = [ChatMessage("user", question, data={"question": question, "choices": choices})]
+    for name, data in tool_data.items():
+        messages.append(ChatMessage("tool", "...", name=name, data=data))
+    return messages
+
+
+async def _answer(planner: OfflinePlanner, messages: list) -> FinalAnswer:
+    chunks = [c async for c in planner.stream_turn(messages, TOOLS)]
+    return next(c for c in chunks if isinstance(c, FinalAnswer))
+
+
+def _labels(**scores: float) -> dict[str, Any]:
+    return {
+        "labels": [{"label": k.replace("_", " "), "score": v} for k, v in scores.items()],
+        "duration_s": 5.0,
+        "peak_dbfs": -6.0,
+        "rms_dbfs": -20.0,
+    }
+
+
+async def test_a_narrow_lead_is_a_best_guess_and_a_clear_one_an_answer():
+    planner = OfflinePlanner(calibration=TABLE)
+    narrow = _messages("Which sound is this?", ["Dog", "Rain"], sound_events=_labels(
+        Dog=0.30, Rain=0.26))  # fmt: skip
+    answer = await _answer(planner, narrow)
+    assert answer.choice == "Dog" and answer.guess
+    assert answer.confidence < TABLE.guess_below
+    assert "only weakly" in answer.rationale and 'Best guess: "Dog"' in answer.rationale
+    clear = _messages("Which sound is this?", ["Dog", "Rain"], sound_events=_labels(Dog=0.9))
+    answer = await _answer(planner, clear)
+    assert answer.choice == "Dog" and not answer.guess and answer.confidence > 0.9
+
+
+async def test_raw_confidence_for_fitting_the_table():
+    from agent.planners.offline_confidence import RAW
+
+    narrow = _messages("Which sound is this?", ["Dog", "Rain"], sound_events=_labels(
+        Dog=0.30, Rain=0.26))  # fmt: skip
+    calibrated = await _answer(OfflinePlanner(calibration=TABLE), narrow)
+    raw = await _answer(OfflinePlanner(calibration=RAW), narrow)
+    assert raw.confidence != calibrated.confidence and not raw.guess
+
+
+async def test_an_answer_in_words_has_a_calibrated_confidence():
+    planner = OfflinePlanner(calibration=TABLE)
+    frames = [{"start": 0.48 * i, "end": 0.48 * i + 0.96,
+               "labels": [{"label": "Rain", "score": 0.9}]} for i in range(8)]  # fmt: skip
+    rain = {**_labels(Rain=0.9), "frames": frames, "timeline": []}
+    answer = await _answer(planner, _messages("Is it raining?", [], sound_events=rain))
+    assert answer.text.startswith("Yes: raining at 0.0–4.3 s"), answer.text
+    assert answer.confidence is not None and answer.confidence > 0.9 and not answer.guess
+    # a family never measured gets no number rather than one nobody checked
+    answer = await _answer(planner, _messages("What is going on?", [], sound_events=rain))
+    assert answer.confidence is None and not answer.guess
