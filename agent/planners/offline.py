@@ -3,8 +3,11 @@
 It classifies the question (keywords and the shape of the choices) and calls the local
 tools that answer that type of question, all at once. If a sound question turns out to
 contain speech, it also transcribes it. It then weighs the evidence for each choice
-(label and text-similarity matching), reports where the tools' evidence agrees or not,
-and explains its choice. Without choices it answers with a summary of what the tools found.
+(label and text-similarity matching; sounds in a row by where each one's evidence lies),
+reports where the tools' evidence agrees or not, and explains its choice. Without choices it
+answers the question asked, in words (``offline_words``): yes or no first, the kind, the
+number, the time. Its confidence goes through the table calibrated on the dev sets
+(``offline_confidence``); under its line the answer is a best guess.
 
 The strategies' other steps get rule-based counterparts, read from the step named in the
 last user message's ``data``: refine's plan / interact / answer, evidence's filter / two
@@ -22,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.answer import Similarity, tokens
+from agent.answer import Similarity
 from agent.planners.base import (
     ChatMessage,
     FinalAnswer,
@@ -34,24 +37,18 @@ from agent.planners.base import (
 )
 from agent.planners.offline_confidence import Calibration, family_of, fitted
 from agent.planners.offline_evidence import collect_evidence, flatten_sources
+from agent.planners.offline_findings import finding_for
 from agent.planners.offline_scoring import SOURCE_TOOL, SourceScore, score_choices
-from agent.planners.offline_sequence import sequence_scores
-from agent.planners.offline_speakers import speaker_finding
+from agent.planners.offline_situation import Situation, read_situation
 from agent.planners.offline_timeline import (
     Finding,
-    count_sounds,
-    count_speech,
-    order_sounds,
-    order_speech,
 )
 from agent.planners.offline_words import (
     answer_in_words,
     cannot_tell,
     describe,
     only_silence,
-    presence_of,
 )
-from agent.planners.question_focus import is_yes_no_choices
 from agent.planners.question_types import (
     DESCRIPTION,
     TOOLS_FOR,
@@ -62,17 +59,6 @@ from agent.planners.question_types import (
 
 LABEL = "Offline rule planner (not an LLM)"
 CONFIDENT_MARGIN = 0.12  # support gap between the best two choices that needs no more evidence
-
-
-@dataclass
-class Situation:
-    """What the planner reads from the conversation for the current question."""
-
-    question: str
-    choices: list[str]
-    results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    step: str | None = None
-    step_data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -226,49 +212,10 @@ class OfflinePlanner:
         return None
 
     # -- scoring -------------------------------------------------------------------------------
-    def _finding(self, qtype: QuestionType, situation: Situation) -> Finding | None:
-        """A count or a position from time-stamped evidence, for those questions."""
-        focus = qtype.focus
-        evidence = collect_evidence(situation.results)
-        choices = situation.choices
-        ask = qtype.ask
-        if focus is None and ask is not None and ask.form == "yes_no" and choices:
-            if not is_yes_no_choices(choices):
-                return None
-            found = presence_of(ask, evidence, self.similarity)
-            if found is None:
-                return None
-            yes = found.strength
-            scores = [yes if tokens(c)[0] == "yes" else 1.0 - yes for c in choices]
-            return Finding(scores, found.reason or found.sentence, found.sentence)
-        if focus is None:
-            return None
-        if focus.kind == "sequence":
-            return sequence_scores(choices, evidence, self.similarity)
-        if focus.target == "sound":
-            timeline = evidence.timeline
-            if timeline is None:
-                return None
-            if focus.kind == "count":
-                return count_sounds(focus, timeline, choices, self.similarity)
-            return order_sounds(focus, timeline, choices, self.similarity)
-        if focus.target == "speech":
-            spoken, spans = evidence.utterances, evidence.speech_spans
-            if spoken is None and spans is None:
-                return None
-            if focus.kind == "count":
-                return count_speech(focus, situation.question, spoken, spans, choices)
-            return order_speech(focus, spoken, choices)
-        if focus.target == "speakers":
-            if evidence.speakers is None:
-                return None
-            return speaker_finding(focus, situation.question, evidence.speakers, choices)
-        return None
-
     def _score(self, qtype: QuestionType, situation: Situation, uniform: bool) -> Decision:
         evidence = collect_evidence(situation.results)
         choices = situation.choices
-        finding = self._finding(qtype, situation)
+        finding = finding_for(qtype, situation.question, choices, evidence, self.similarity)
         if not choices:
             return Decision(None, np.zeros(0), [], 0.0, 0.0, finding=finding)
         if finding is not None:
@@ -453,35 +400,6 @@ class OfflinePlanner:
             chosen = min(candidates, key=str.casefold) if candidates else ""
             why = "Neither candidate has more support; this is a guess."
         return json.dumps({"answer": chosen, "rationale": why, "guess": weighted.guess})
-
-
-def read_situation(messages: list[ChatMessage]) -> Situation:
-    """The question being answered now, the tool evidence gathered for it, and the step."""
-    index = max(
-        (
-            i
-            for i, m in enumerate(messages)
-            if m.role == "user" and "question" in m.data and not m.data.get("prior")
-        ),
-        default=None,
-    )
-    if index is None:
-        last_user = next((m for m in reversed(messages) if m.role == "user"), None)
-        return Situation(last_user.content if last_user else "", [])
-    current = messages[index]
-    situation = Situation(current.data["question"], list(current.data.get("choices", [])))
-    for message in messages[index:]:
-        if message.role == "tool" and message.name:
-            data = dict(message.data)
-            if message.error:
-                data["_error"] = message.error
-            situation.results.append((message.name, data))
-        elif message.role == "user" and message.data.get("step"):
-            situation.step = message.data["step"]
-            situation.step_data = message.data
-            for source in message.data.get("sources", []):
-                situation.results.append((source["tool"], source.get("data", {})))
-    return situation
 
 
 def _verification(situation: Situation, decision: Decision) -> Verify | None:

@@ -1,0 +1,67 @@
+"""Which time-stamped reading answers a question: a count, a position, sounds in a row,
+speakers, or yes / no about one thing; each gives a ``Finding`` (a score per choice, the
+finding in one sentence, the times it rests on)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.answer import Similarity, tokens
+from agent.planners.offline_evidence import Evidence
+from agent.planners.offline_sequence import sequence_scores
+from agent.planners.offline_speakers import speaker_finding
+from agent.planners.offline_timeline import (
+    Finding,
+    count_sounds,
+    count_speech,
+    order_sounds,
+    order_speech,
+)
+from agent.planners.offline_words import presence_of
+from agent.planners.question_focus import is_yes_no_choices
+from agent.planners.question_types import QuestionType
+
+
+def finding_for(
+    qtype: QuestionType,
+    question: str,
+    choices: Sequence[str],
+    evidence: Evidence,
+    similarity: Similarity | None,
+) -> Finding | None:
+    """The finding for the question's focus from the evidence, or None (no focus, or none of
+    the evidence it needs)."""
+    focus = qtype.focus
+    ask = qtype.ask
+    if focus is None and ask is not None and ask.form == "yes_no" and choices:
+        if not is_yes_no_choices(choices):
+            return None
+        found = presence_of(ask, evidence, similarity)
+        if found is None:
+            return None
+        yes = found.strength
+        scores = [yes if tokens(c)[0] == "yes" else 1.0 - yes for c in choices]
+        return Finding(scores, found.reason or found.sentence, found.sentence)
+    if focus is None:
+        return None
+    if focus.kind == "sequence":
+        return sequence_scores(choices, evidence, similarity)
+    if focus.target == "sound":
+        timeline = evidence.timeline
+        if timeline is None:
+            return None
+        if focus.kind == "count":
+            return count_sounds(focus, timeline, choices, similarity)
+        return order_sounds(focus, timeline, choices, similarity)
+    if focus.target == "speech":
+        spoken, spans = evidence.utterances, evidence.speech_spans
+        if spoken is None and spans is None:
+            return None
+        if focus.kind == "count":
+            return count_speech(focus, question, spoken, spans, choices)
+        return order_speech(focus, spoken, choices)
+    if focus.target == "speakers":
+        if evidence.speakers is None:
+            return None
+        return speaker_finding(focus, question, evidence.speakers, choices)
+    return None
