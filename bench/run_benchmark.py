@@ -175,6 +175,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             item["model_output"] = prediction
         item["guess"], item["confidence"] = guess, confidence
+        item.setdefault("rationale", rationale)  # the planner's reasons (any format)
         if item.get("open"):
             correct = score_open(item, prediction)
         else:

@@ -68,12 +68,12 @@ class Calibration:
                    str(data.get("fitted_on", "")))  # fmt: skip
 
 
-RAW = Calibration()  # no table: raw values, and the default line for guesses
+RAW = Calibration(guess_below=0.0)  # raw values, no line: what the table is fitted from
 
 
 @functools.lru_cache(maxsize=1)
 def fitted() -> Calibration:
-    """The table fitted on the dev sets (``RAW`` when there is none)."""
+    """The table fitted on the dev sets (raw values and the default line without one)."""
     if not TABLE.is_file():
-        return RAW
+        return Calibration()
     return Calibration.from_json(json.loads(TABLE.read_text()))
