@@ -120,9 +120,11 @@ def heard(evidence: Evidence, n: int = 3) -> str:
 
 
 def sound_presence(
-    subject: str, evidence: Evidence, similarity: Similarity | None
+    subject: str, evidence: Evidence, similarity: Similarity | None, *, steady: bool = False
 ) -> Presence | None:
-    """Is the named sound there: its own classes, window by window."""
+    """Is the named sound there: its own classes, window by window. Where: the windows
+    within half of its strongest (``steady``: every window where it is there at all, for a
+    sound that goes on, such as music)."""
     frames, times = frames_of(evidence)
     if not frames or not subject:
         return None
@@ -134,7 +136,9 @@ def sound_presence(
     looked_for = ", ".join(classes) or subject
     reason = f"classes that fit {subject!r}: {looked_for}; strongest {strength:.2f}"
     if strength >= SOUND_YES:
-        spans = refine(spans_above(profile, times, max(SOUND_YES / 2, 0.5 * strength)), evidence)
+        floor = SOUND_YES if steady else max(SOUND_YES / 2, 0.5 * strength)
+        spans = spans_above(profile, times, floor)
+        spans = spans if steady else refine(spans, evidence)
         best = which[int(np.argmax(profile))]
         said = f"the sound classifier hears {best}, up to {float(profile.max()):.2f}"
         sentence = f"Yes: {subject} {when_text(spans)} ({said})."
@@ -158,7 +162,7 @@ def _scale(strength: float) -> float:
 
 def music_presence(evidence: Evidence, similarity: Similarity | None) -> Presence | None:
     """Is there music: the tagger's music classes; tempo and key only when there is."""
-    found = sound_presence("music", evidence, similarity)
+    found = sound_presence("music", evidence, similarity, steady=True)
     if found is None:
         return None
     if not found.present:
