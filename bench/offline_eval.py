@@ -212,9 +212,7 @@ def family_rows(items: list[dict]) -> list[tuple[str, float, bool]]:
         if item.get("confidence") is None or item.get("expect_guess") or "correct" not in item:
             continue
         choices = item.get("choices") or []
-        qtype = classify(item["question"], choices)
-        form = qtype.ask.form if qtype.ask is not None else None
-        family = family_of(qtype.kind, choices, form)
+        family = family_of(classify(item["question"], choices), choices)
         rows.append((family, float(item["confidence"]), bool(item["correct"])))
     return rows
 

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from agent.planners.offline_confidence import RAW, Calibration, family_of
+from agent.planners.question_types import classify
 from bench.devsets_open import score_open, starts_yes_no
 from bench.offline_eval import calibrate, fit_curves, guess_line
 from bench.run_benchmark import choice_correct, guess_columns, reliability
@@ -79,8 +80,10 @@ def test_calibration_maps_raw_confidence_to_the_share_right():
     assert table.is_guess(0.3) and not table.is_guess(0.5) and not table.is_guess(None)
     assert Calibration.from_json(json.loads(json.dumps(table.as_json()))) == table
     assert RAW("sound", 0.437) == 0.44
-    assert family_of("sound", ["a", "b"]) == "sound"
-    assert family_of("presence", [], "yes_no") == "open:yes_no"
+    assert family_of(classify("Which sound is it?", ["Dog", "Rain"]), ["Dog", "Rain"]) == "sound"
+    assert family_of(classify("Is there a hen?", []), []) == "open:yes_no"
+    count = classify("How many people are talking?", ["1", "2"])
+    assert family_of(count, ["1", "2"]) == "count:speakers"
 
 
 def test_the_guess_line_keeps_few_right_answers_under_it(tmp_path):

@@ -54,6 +54,7 @@ class Found:
     spans: list[tuple[float, float]]  # voice activity
     speakers: list[Speaker]
     unsure: bool  # the count sits close to the line between fewer and more voices
+    margin: float = float("inf")  # how far the nearest merge sits from that line
 
 
 def difference(a: Segment, b: Segment) -> float:
@@ -125,7 +126,14 @@ def segments_of(samples: np.ndarray, spans: list[tuple[float, float]]) -> list[S
 
 
 def group(segments: list[Segment], threshold: float = THRESHOLD) -> tuple[list[Speaker], bool]:
-    """The speakers among these segments, in order of first appearance; and whether unsure.
+    """The speakers among these segments, in order of first appearance; and whether unsure."""
+    found, margin = grouped(segments, threshold)
+    return found, margin < UNSURE
+
+
+def grouped(segments: list[Segment], threshold: float = THRESHOLD) -> tuple[list[Speaker], float]:
+    """The speakers among these segments, in order of first appearance; and how far the
+    nearest merge sits from the threshold (inf with fewer than two voiced segments).
 
     Segments without a voiced frame (pYIN found no pitch) carry no voice to compare: the
     voiced ones are clustered, and each unvoiced one joins the voice nearest to it.
@@ -152,7 +160,7 @@ def group(segments: list[Segment], threshold: float = THRESHOLD) -> tuple[list[S
         f0s = [s.f0_hz for s in segments if label_of[id(s)] == label and s.f0_hz]
         speaker.f0_hz = float(np.median(f0s)) if f0s else None
         speaker.spans = _joined(speaker.spans)
-    return found, margin < UNSURE
+    return found, margin
 
 
 def _joined(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -178,5 +186,5 @@ def speech_spans(samples: np.ndarray) -> list[tuple[float, float]]:
 def from_audio(samples: np.ndarray) -> Found:
     """Voice-activity spans (Silero) and the speakers found in them."""
     spans = speech_spans(samples)
-    found, unsure = group(segments_of(samples, spans))
-    return Found(spans, found, unsure)
+    found, margin = grouped(segments_of(samples, spans))
+    return Found(spans, found, margin < UNSURE, margin)

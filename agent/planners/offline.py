@@ -246,7 +246,9 @@ class OfflinePlanner:
             confidence = round(1.0 / len(tied), 2)
             return Decision(best, total, sources, margin, confidence, True, why, tied, finding)
         raw = float(min(0.95, 1.0 / len(choices) + margin / max(1e-6, top)))
-        family = family_of(qtype.kind, choices)
+        if finding is not None and finding.certainty is not None:
+            raw *= 0.5 + 0.5 * finding.certainty  # a transcript whisper was unsure of, ...
+        family = family_of(qtype, choices)
         confidence = self.calibration(family, raw)
         assert confidence is not None  # choice families always have a value
         if self.calibration.is_guess(confidence):
@@ -281,9 +283,8 @@ class OfflinePlanner:
             rationale = f"{worded.text} {worded.details}{notes}".strip()
             if worded.cannot_tell:
                 return FinalAnswer(text=worded.text, rationale=rationale)
-            form = qtype.ask.form if qtype.ask is not None else None
             raw = worded.strength if worded.strength is not None else 1.0
-            confidence = self.calibration(family_of(qtype.kind, (), form), raw)
+            confidence = self.calibration(family_of(qtype, ()), raw)
             guess = confidence is not None and self.calibration.is_guess(confidence)
             return FinalAnswer(
                 text=worded.text, confidence=confidence, rationale=rationale, guess=guess

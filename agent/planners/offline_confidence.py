@@ -21,15 +21,21 @@ from typing import Any
 
 import numpy as np
 
+from agent.planners.question_types import QuestionType
+
 TABLE = Path(__file__).with_name("offline_calibration.json")
 DEFAULT_GUESS_BELOW = 0.35
 
 
-def family_of(kind: str, choices: Sequence[str], form: str | None = None) -> str:
-    """Which calibration a question's confidence goes through: its type, and whether it
-    came with choices ("sound", "count", "open:yes_no" ...)."""
+def family_of(qtype: QuestionType, choices: Sequence[str]) -> str:
+    """Which calibration a question's confidence goes through: its type (with what a count
+    or an order is of), and whether it came with choices ("sound", "count:speakers",
+    "open:yes_no" ...)."""
+    kind = qtype.kind
+    if qtype.focus is not None and kind in ("count", "order"):
+        kind = f"{kind}:{qtype.focus.target}"
     if not choices:
-        return f"open:{form or kind}"
+        return f"open:{qtype.ask.form if qtype.ask is not None else kind}"
     return kind
 
 

@@ -8,6 +8,7 @@ each word's time, the voice-activity spans and the speakers found.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,8 @@ class Evidence:
     frames: list[Frame] | None = None  # the tagger's top classes per window, in time order
     utterances: list[Utterance] | None = None  # per-span transcript with word times
     speakers: dict[str, Any] | None = None  # the speakers tool's data
+    # how sure whisper was of what it heard: the mean token probability of its transcript
+    transcript_certainty: float | None = None
 
 
 def flatten_sources(
@@ -102,6 +105,20 @@ def _with_tracks(frame: dict[str, Any], index: int, tracks: dict[str, list[float
     return sorted(scores.items(), key=lambda x: -x[1])
 
 
+def _certainty(tool_data: list[tuple[str, dict[str, Any]]]) -> float | None:
+    """Whisper's mean token probability over its segments, weighted by their length (the
+    least sure transcript, when there are several), or None without one."""
+    found = []
+    for tool, data in flatten_sources(tool_data):
+        segments = [s for s in data.get("segments") or [] if "avg_logprob" in s]
+        if tool != "transcribe" or data.get("_error") or not segments:
+            continue
+        weights = [max(0.1, float(s["end"]) - float(s["start"])) for s in segments]
+        mean = sum(w * float(s["avg_logprob"]) for w, s in zip(weights, segments, strict=True))
+        found.append(math.exp(mean / sum(weights)))
+    return round(min(found), 3) if found else None
+
+
 def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
     """Everything the tools found, from their results (failed calls left out)."""
     evidence = Evidence()
@@ -128,5 +145,6 @@ def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:
             evidence.speakers = data
     # Short speech is easily misheard; a transcript that knew the options wins.
     evidence.transcript = " ".join(hinted or plain) or None
+    evidence.transcript_certainty = _certainty(tool_data)
     evidence.hinted_transcript = bool(hinted)
     return evidence

@@ -21,6 +21,8 @@ from agent.planners.offline_words import presence_of
 from agent.planners.question_focus import is_yes_no_choices
 from agent.planners.question_types import QuestionType
 
+SPEAKERS_SURE_MARGIN = 0.25  # the nearest merge this far from the line: the count is sure
+
 
 def finding_for(
     qtype: QuestionType,
@@ -29,8 +31,27 @@ def finding_for(
     evidence: Evidence,
     similarity: Similarity | None,
 ) -> Finding | None:
-    """The finding for the question's focus from the evidence, or None (no focus, or none of
-    the evidence it needs)."""
+    """The finding for the question's focus from the evidence, with how sure the evidence it
+    rests on is; None without a focus or the evidence it needs."""
+    finding = _finding(qtype, question, choices, evidence, similarity)
+    focus = qtype.focus
+    if finding is None or focus is None:
+        return finding
+    if focus.target == "speech":  # whisper's own certainty of what it heard
+        finding.certainty = evidence.transcript_certainty
+    elif focus.target == "speakers" and evidence.speakers is not None:
+        margin = evidence.speakers.get("margin")
+        finding.certainty = 0.6 if margin is None else min(1.0, margin / SPEAKERS_SURE_MARGIN)
+    return finding
+
+
+def _finding(
+    qtype: QuestionType,
+    question: str,
+    choices: Sequence[str],
+    evidence: Evidence,
+    similarity: Similarity | None,
+) -> Finding | None:
     focus = qtype.focus
     ask = qtype.ask
     if focus is None and ask is not None and ask.form == "yes_no" and choices:

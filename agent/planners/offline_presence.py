@@ -11,6 +11,7 @@ strongly the evidence says yes) is what the confidence is calibrated from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -219,6 +220,10 @@ SPEECH_CLASSES = {
 }  # fmt: skip
 
 
+# what whisper writes for a cry, a laugh or a sigh: not words anyone said
+INTERJECTION = re.compile(r"a+h+|o+h+|u+h+|u+m+|h+m+|m+|h+a+(ha)*|huh|whoa|wow|ooh|aw+|ow+|eh")
+
+
 def speech_presence(evidence: Evidence) -> Presence | None:
     """Is anyone speaking: the tagger's speech classes (window by window) and the words
     recognised; voice activity alone is fooled by grunts, barks and cries."""
@@ -232,7 +237,7 @@ def speech_presence(evidence: Evidence) -> Presence | None:
         (sc for labels in [*frames, evidence.labels] for lb, sc in labels if lb in SPEECH_CLASSES),
         default=0.0,
     )
-    words = len(tokens(evidence.transcript or ""))
+    words = len([w for w in tokens(evidence.transcript or "") if not INTERJECTION.fullmatch(w)])
     if not spans and words == 0:
         return Presence(False, "No: no speech was detected.", 0.05, "no voice activity")
     where = when_text(spans[:1]).replace("at ", "from ", 1).replace("–", " s to ", 1)
@@ -277,16 +282,18 @@ def word_presence(subject: str, evidence: Evidence) -> Presence | None:
     said = [w for _, _, w in timed] or [canonical(w) for w in tokens(evidence.transcript or "")]
     text = evidence.transcript or " ".join(u[2] for u in evidence.utterances or [])
     hits = _phrase_at(said, wanted)
+    # how sure whisper was of what it heard (0.8 when it did not say)
+    sure = evidence.transcript_certainty if evidence.transcript_certainty is not None else 0.8
     if hits:
         times = [(timed[i][0], timed[i + len(wanted) - 1][1]) for i in hits] if timed else []
         when = f" {when_text(times)}" if times else ""
         sentence = f'Yes: "{subject}" is said{when} (the transcript reads "{_clip(text, 80)}").'
-        return Presence(True, sentence, 0.9, f"{len(hits)} time(s) in the transcript",
+        return Presence(True, sentence, 0.5 + 0.5 * sure, f"{len(hits)} time(s) in the transcript",
                         [(a, b, subject) for a, b in times])  # fmt: skip
     if not said:
         return Presence(False, f'No: no words were recognised, so "{subject}" is not said.', 0.15)
     sentence = f'No: "{subject}" is not in the transcript ("{_clip(text, 80)}").'
-    return Presence(False, sentence, 0.12, "not in the transcript")
+    return Presence(False, sentence, 0.5 * (1.0 - sure), "not in the transcript")
 
 
 def _phrase_at(said: list[str], wanted: list[str]) -> list[int]:
@@ -308,9 +315,10 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def sound_kind(noun: str, evidence: Evidence) -> tuple[str, float] | None:
+def sound_kind(noun: str, evidence: Evidence) -> tuple[str, float, float] | None:
     """What kind of sound (or animal, instrument, vehicle ...) it is: the tagger's most
-    specific classes in that branch, and how strongly."""
+    specific classes in that branch; how strongly in its best window; and how strongly and
+    steadily (half the best window, half the whole clip: how sure the answer is)."""
     frames, _ = frames_of(evidence)
     loudest: dict[str, float] = {}
     for labels in frames or [evidence.labels]:
@@ -333,7 +341,7 @@ def sound_kind(noun: str, evidence: Evidence) -> tuple[str, float] | None:
     others = [_short(lb) for sc, lb in candidates[1:3] if sc >= 0.5 * best_score]
     others = [o for o in others if o != _short(best)]
     text = _short(best) + (f": {' and '.join(others)}" if others else "")
-    return text, loudest[best]
+    return text, loudest[best], min(1.0, best_score)
 
 
 def _short(label: str) -> str:

@@ -30,6 +30,7 @@ class Finding:
     answer: str  # one sentence answering the question
     decided: bool = True  # False: the evidence cannot settle it
     times: list[tuple[float, float, str]] = field(default_factory=list)
+    certainty: float | None = None  # 0..1: how sure the evidence it rests on is (None: no say)
 
 
 SHORT_UTTERANCE_S = 1.2  # a span this short is one spoken item

@@ -195,9 +195,9 @@ def _kind(ask: OpenAsk, evidence: Evidence, similarity: Similarity | None, detai
     if found_kind is None:
         return Worded("I can't tell: the sound classifier names nothing in it.", details,
                       cannot_tell=True)  # fmt: skip
-    kind, score = found_kind
+    kind, score, steady = found_kind
     text = kind[0].upper() + kind[1:] + f" (the sound classifier, up to {score:.2f})."
-    return Worded(text, details, min(1.0, 0.3 + score))
+    return Worded(text, details, steady)
 
 
 def answer_in_words(
@@ -219,7 +219,7 @@ def answer_in_words(
     if why:
         return Worded(f"I can't tell: {why}.", details, cannot_tell=True)
     if finding is not None and finding.answer:
-        return Worded(finding.answer, f"Evidence: {finding.reason}.")
+        return Worded(finding.answer, f"Evidence: {finding.reason}.", finding.certainty)
     if ask is not None and ask.form == "when":
         return _when(ask, evidence, similarity, details)
     if ask is not None and ask.form == "kind":
@@ -253,7 +253,7 @@ def _plain(kind: str, question: str, evidence: Evidence, details: str) -> Worded
         )
         return Worded(f"{who}: the voice sits at about {f0:.0f} Hz.", details)
     if kind == "speech_content" and evidence.transcript:
-        return Worded(f'It says: "{evidence.transcript}"', details)
+        return Worded(f'It says: "{evidence.transcript}"', details, evidence.transcript_certainty)
     if kind == "speech_content" and not evidence.speech_spans:
         return Worded("Nothing: no speech was detected.", details, 0.9)
     if kind == "signal" and evidence.duration_s and re.search(r"how long|duration", q):

@@ -88,15 +88,22 @@ class TranscribeTool:
             else []
         )
         segments = [
-            {"start": round(s.start, 2), "end": round(s.end, 2), "text": s.text.strip()}
+            {
+                "start": round(s.start, 2),
+                "end": round(s.end, 2),
+                "text": s.text.strip(),
+                # whisper's own certainty: mean log-probability of its tokens
+                "avg_logprob": round(s.avg_logprob, 3),
+            }
             for s in transcript.segments
         ]
         if words:
             for segment, source in zip(segments, transcript.segments, strict=True):
                 segment["words"] = [
-                    {"start": round(w.start, 2), "end": round(w.end, 2), "word": w.word}
+                    {"start": round(w.start, 2), "end": round(w.end, 2), "word": w.word,
+                     "probability": round(w.probability, 3)}
                     for w in source.words
-                ]
+                ]  # fmt: skip
         if not transcript.text.strip():
             output = "No speech was recognised in this recording."
         else:

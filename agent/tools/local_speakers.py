@@ -58,6 +58,8 @@ class SpeakersTool:
             data={
                 "count": len(found),
                 "unsure": result.unsure,
+                # how far the nearest merge of voices sits from the line (None: one segment)
+                "margin": round(result.margin, 3) if result.margin != float("inf") else None,
                 "speech_spans": [[round(a, 2), round(b, 2)] for a, b in spans],
                 "speakers": rows,
             },
