@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.answer import tokens
+
 Timed = tuple[float, float, str]  # (start, end, word or text)
 Utterance = tuple[float, float, str, list[Timed]]  # a span, its text and its timed words
 Labels = list[tuple[str, float]]  # (class, score), best first
@@ -105,18 +107,39 @@ def _with_tracks(frame: dict[str, Any], index: int, tracks: dict[str, list[float
     return sorted(scores.items(), key=lambda x: -x[1])
 
 
+LEAST_SURE_SHARE = 0.1  # with word times: the least sure tenth of the words
+
+
 def _certainty(tool_data: list[tuple[str, dict[str, Any]]]) -> float | None:
-    """Whisper's mean token probability over its segments, weighted by their length (the
-    least sure transcript, when there are several), or None without one."""
+    """How sure whisper was of its transcript (the least sure one, when there are several):
+    with word times, the mean probability of its least sure tenth of the words (a misheard
+    word is where whisper hesitated); else its mean token probability. A transcript that
+    repeats itself (whisper looping on noise) is not to be trusted at all. None without one."""
     found = []
     for tool, data in flatten_sources(tool_data):
         segments = [s for s in data.get("segments") or [] if "avg_logprob" in s]
         if tool != "transcribe" or data.get("_error") or not segments:
             continue
-        weights = [max(0.1, float(s["end"]) - float(s["start"])) for s in segments]
-        mean = sum(w * float(s["avg_logprob"]) for w, s in zip(weights, segments, strict=True))
-        found.append(math.exp(mean / sum(weights)))
+        words = sorted(float(w["probability"]) for s in segments for w in s.get("words", [])
+                       if "probability" in w)  # fmt: skip
+        if words:
+            least = words[: max(1, math.ceil(LEAST_SURE_SHARE * len(words)))]
+            sure = sum(least) / len(least)
+        else:
+            weights = [max(0.1, float(s["end"]) - float(s["start"])) for s in segments]
+            mean = sum(w * float(s["avg_logprob"]) for w, s in zip(weights, segments, strict=True))
+            sure = math.exp(mean / sum(weights))
+        if repeats_itself(str(data.get("text", ""))):
+            sure *= 0.3
+        found.append(sure)
     return round(min(found), 3) if found else None
+
+
+def repeats_itself(text: str) -> bool:
+    """Whisper looping: a pair of words said three or more times over in a long transcript."""
+    words = tokens(text)
+    pairs = list(zip(words, words[1:], strict=False))
+    return len(words) >= 8 and any(pairs.count(p) >= 3 for p in set(pairs))
 
 
 def collect_evidence(tool_data: list[tuple[str, dict[str, Any]]]) -> Evidence:

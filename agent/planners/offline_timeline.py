@@ -34,6 +34,7 @@ class Finding:
 
 
 SHORT_UTTERANCE_S = 1.2  # a span this short is one spoken item
+SPLIT_SOURCES_CERTAINTY = 0.4  # a count of one source among several stand-out sounds
 MIN_WORD_S = 0.05  # a timed word shorter than this is an echo, not a word (whisper repeats)
 
 
@@ -119,6 +120,9 @@ def count_sounds(
     count = len(events)
     listed = "; ".join(f"{_span(e['start'], e['end'])} {_top(e)}" for e in events[:12])
     reason = f"{count} {what} stand out from the background" + (f": {listed}" if listed else "")
+    left_out = len(timeline) - count
+    if left_out:
+        reason += f" ({left_out} other sound(s) left out as another source)"
     answer = f"{count_word(count).capitalize()} {'time' if count == 1 else 'times'}"
     starts = ", ".join(f"at {e['start']:.1f} s" for e in events[:8])
     answer += f" ({starts})." if events else "."
@@ -128,6 +132,8 @@ def count_sounds(
         answer,
         decided=count > 0,
         times=[(e["start"], e["end"], _top(e)) for e in events],
+        # a source told apart from the others by its tags may have lost a repetition to them
+        certainty=SPLIT_SOURCES_CERTAINTY if left_out else None,
     )
 
 

@@ -195,4 +195,6 @@ def tool_arguments(
         return timed
     if name == "transcribe" and qtype.kind == "speech_content" and choices:
         return {"prompt": ", ".join(choices), "options": list(choices)}
+    if name == "transcribe" and qtype.ask is not None and qtype.ask.form == "said":
+        return {"word_timestamps": True}  # each word's probability: where whisper hesitated
     return {}
