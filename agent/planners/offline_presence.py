@@ -243,7 +243,9 @@ def speech_presence(evidence: Evidence) -> Presence | None:
     where = when_text(spans[:1]).replace("at ", "from ", 1).replace("–", " s to ", 1)
     where = where.replace(" s s", " s")
     more = f" and in {len(spans) - 1} more span(s)" if len(spans) > 1 else ""
-    if speech_class >= SPEECH_CLASS_SURE or (words >= 1 and speech_class >= 0.05) or words >= 3:
+    # whisper writes words over a car horn too: words alone count where voice activity agrees
+    heard_words = (words >= 1 and speech_class >= 0.05) or (words >= 3 and seconds > 0)
+    if speech_class >= SPEECH_CLASS_SURE or heard_words:
         strength = min(1.0, 0.55 + 0.1 * min(seconds, 2) + speech_class / 2 + 0.05 * min(words, 3))
         sentence = f"Yes: speech {where}{more}" if spans else "Yes: words were recognised"
         if evidence.transcript:

@@ -167,6 +167,9 @@ SPEECH_TARGET_RE = re.compile(
     r"\b(speech|speak\w*|talk\w*|voices?|someone|anyone|somebody|anybody|person|people|"
     r"conversation|spoken words?|words?)\b"
 )
+# a person is asked about, not yet what they do: "is anyone there" is speech, "can you hear
+# someone coughing" is the cough
+PERSON_WORDS = {"someone", "anyone", "somebody", "anybody", "person", "people", "persons"}
 MUSIC_TARGET_RE = re.compile(r"\b(music|musical|song|melody|tune)\b")
 SAY_RE = re.compile(r"\b(say|says|said|saying|mention\w*|utter\w*|pronounc\w*|spoken|speak)\b")
 WORD_RE = re.compile(r"\b(?:the\s+)?(?:word|number|name|digit|phrase)s?\s+['\"‘“]?([\w'-]+)")
@@ -268,6 +271,12 @@ def presence_target(text: str) -> tuple[str, str]:
         return "speech", ""
     if MUSIC_TARGET_RE.search(text) and not re.search(r"\bmusical instrument", text):
         return "music", ""
-    if SPEECH_TARGET_RE.search(text) and not re.search(r"\bsing\w*|\bsung\b", text):
+    subject = [w for w in tokens(text) if w not in PRESENCE_FILLER]
+    speech = {m.group(1) for m in SPEECH_TARGET_RE.finditer(text)}
+    if speech <= PERSON_WORDS:  # only who, not what: the sound they make, if one is named
+        done = [w for w in subject if w not in PERSON_WORDS]
+        if done:
+            return "sound", " ".join(done)
+    if speech and not re.search(r"\bsing\w*|\bsung\b", text):
         return "speech", ""
-    return "sound", " ".join(w for w in tokens(text) if w not in PRESENCE_FILLER)
+    return "sound", " ".join(subject)

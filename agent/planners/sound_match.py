@@ -71,10 +71,12 @@ def label_fit(
     label_stems = [stems(label, ing=named) for label in labels]
     out = np.zeros((len(names), len(labels)))
     for i, name in enumerate(names):
-        if similarity is not None:
-            sims = np.clip(np.asarray(similarity(name, list(labels)), dtype=float), 0, 1)
-        else:
+        if similarity is None:
             sims = np.zeros(len(labels))
+        elif named:
+            sims = synonym_similarity(name, labels, similarity)
+        else:
+            sims = np.clip(np.asarray(similarity(name, list(labels)), dtype=float), 0, 1)
         own = stems(name, ing=named)
         if named:
             lexical = np.array([len(own & ls) / max(1, len(own)) for ls in label_stems])
@@ -85,6 +87,16 @@ def label_fit(
             per_label = weight
         out[i] = np.maximum(sims * per_label, 0.9 * lexical * (per_label if named else 1.0))
     return out
+
+
+def synonym_similarity(name: str, labels: Sequence[str], similarity: Similarity) -> np.ndarray:
+    """Per class, the name's similarity to the class or to any of its synonyms: the
+    tagger's class names list them after commas ("Cattle, bovinae"), and "cow" is far
+    nearer "Cattle" alone than the pair (or than "Cowbell")."""
+    parts = [[label] + [p.strip() for p in label.split(",") if p.strip()] for label in labels]
+    flat = list(dict.fromkeys(p for group in parts for p in group))
+    score = dict(zip(flat, np.asarray(similarity(name, flat), dtype=float), strict=True))
+    return np.clip(np.array([max(score[p] for p in group) for group in parts]), 0, 1)
 
 
 def choice_fit(labels: Sequence[tuple[str, float]], choices: Sequence[str],
