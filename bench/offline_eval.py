@@ -10,13 +10,9 @@ and three others. Choices are shuffled with a fixed seed so runs are comparable.
 Timings: the first question of the process pays for loading the models (cold); the rest
 are warm. Per-stage figures come from the events (tool_result durations, planner time).
 
-``calibrate`` fits the offline planner's confidence table from predictions that
-``bench.run_benchmark --raw-confidence --out FILE`` wrote on the dev sets: per family of
-questions (``agent.planners.offline_confidence.family_of``), a monotone curve from raw
-confidence to the share of answers that were right (isotonic regression; the other
-families' answers count a little, so a family with few answers leans on the rest), and the
-line under which an answer is a guess: the highest that keeps at most 10 % of the right
-answers under it. It prints the reliability table and writes ``offline_calibration.json``.
+``calibrate`` fits the offline planner's confidence table from the raw predictions of
+``bench.run_benchmark --raw-confidence --out FILE`` on the dev sets; ``check`` applies it to
+a held-out seed's raw predictions (``bench.offline_calibration`` says how).
 """
 
 from __future__ import annotations
@@ -33,8 +29,6 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 _import_begun = time.monotonic()
@@ -198,85 +192,31 @@ async def main_async(args: argparse.Namespace) -> dict:
     return {"summary": summary, "outcomes": [asdict(o) | {"tool_s": o.tool_s} for o in outcomes]}
 
 
-OTHER_FAMILIES_WEIGHT = 0.15  # how much the rest counts in a family's curve
-RIGHT_GUESSED_AT_MOST = 0.10  # the guess line keeps at most this share of right answers under it
+def calibrate_or_check(command: str, argv: list[str]) -> None:
+    from agent.planners.offline_confidence import TABLE, Calibration
+    from bench.offline_calibration import calibrate, check, print_check
 
-
-def family_rows(items: list[dict]) -> list[tuple[str, float, bool]]:
-    """(family, raw confidence, right) per answered item with a confidence."""
-    from agent.planners.offline_confidence import family_of
-    from agent.planners.question_types import classify
-
-    rows = []
-    for item in items:
-        if item.get("confidence") is None or item.get("expect_guess") or "correct" not in item:
-            continue
-        choices = item.get("choices") or []
-        family = family_of(classify(item["question"], choices), choices)
-        rows.append((family, float(item["confidence"]), bool(item["correct"])))
-    return rows
-
-
-def fit_curves(rows: list[tuple[str, float, bool]]) -> dict[str, tuple[list[float], list[float]]]:
-    """Per family (and "all"), raw -> share right, through the isotonic fit's points."""
-    from sklearn.isotonic import IsotonicRegression
-
-    x = np.array([r[1] for r in rows])
-    y = np.array([float(r[2]) for r in rows])
-    curves = {}
-    for family in sorted({r[0] for r in rows}) + ["all"]:
-        weight = np.array([1.0 if r[0] == family or family == "all" else OTHER_FAMILIES_WEIGHT
-                           for r in rows])  # fmt: skip
-        if family.startswith("open:"):  # answers in words lean on each other only
-            weight = np.where([r[0].startswith("open:") for r in rows], weight, 0.0)
-        fit = IsotonicRegression(y_min=0.02, y_max=0.98, out_of_bounds="clip")
-        fit.fit(x, y, sample_weight=weight)
-        xs = [round(float(v), 3) for v in fit.X_thresholds_]
-        ys = [round(float(v), 3) for v in fit.y_thresholds_]
-        curves[family] = (xs, ys)
-    return curves
-
-
-def guess_line(calibrated: list[tuple[float, bool]]) -> float:
-    """The highest line that keeps at most RIGHT_GUESSED_AT_MOST of the right answers under
-    it (the answers under it are shown as guesses)."""
-    right = sorted(c for c, ok in calibrated if ok)
-    if not right:
-        return 0.5
-    allowed = int(RIGHT_GUESSED_AT_MOST * len(right))
-    return round(float(right[allowed]), 2)  # the right answer just above the allowance
-
-
-def calibrate(files: list[Path], out: Path) -> None:
-    from agent.planners.offline_confidence import Calibration
-    from bench.run_benchmark import guess_columns, reliability
-
-    items = [i for f in files for i in json.loads(f.read_text())]
-    rows = family_rows(items)
-    curves = fit_curves(rows)
-    table = Calibration(curves, 0.0, ", ".join(f.name for f in files))
-    calibrated = [(table(fam, raw) or 0.0, ok) for fam, raw, ok in rows]
-    line = guess_line(calibrated)
-    table = Calibration(curves, line, table.fitted_on)
-    out.write_text(json.dumps(table.as_json(), indent=1) + "\n")
-    scored = [{"confidence": c, "correct": ok, "guess": c < line} for c, ok in calibrated]
-    print(f"{len(rows)} answers, {len(curves)} curves; guess line {line:.2f}; wrote {out}")
-    print(json.dumps(guess_columns(scored)))
-    for row in reliability(scored):
-        print(f"  {row['confidence']}: {row['right']}/{row['n']} right ({row['right_pct']} %)")
+    parser = argparse.ArgumentParser(prog=f"python -m bench.offline_eval {command}")
+    parser.add_argument(
+        "files", type=Path, nargs="+", help="run_benchmark --raw-confidence --out files"
+    )
+    parser.add_argument("--table", type=Path, default=TABLE, help="the table to write / apply")
+    parser.add_argument("--json", type=Path, default=None, help="check: write the figures here")
+    args = parser.parse_args(argv)
+    if command == "calibrate":
+        calibrate(args.files, args.table)
+        return
+    result = check(args.files, Calibration.from_json(json.loads(args.table.read_text())))
+    print_check(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
 
 
 def main() -> None:
     import sys
 
-    if sys.argv[1:2] == ["calibrate"]:
-        parser = argparse.ArgumentParser(prog="python -m bench.offline_eval calibrate")
-        parser.add_argument("files", type=Path, nargs="+", help="run_benchmark --out files")
-        parser.add_argument("--write", type=Path, default=None, help="the table to write")
-        args = parser.parse_args(sys.argv[2:])
-        from agent.planners.offline_confidence import TABLE
-
-        calibrate(args.files, args.write or TABLE)
+    if sys.argv[1:2] in (["calibrate"], ["check"]):
+        calibrate_or_check(sys.argv[1], sys.argv[2:])
         return
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter

@@ -11,7 +11,7 @@ import pytest
 from agent.planners.offline_confidence import RAW, Calibration, family_of
 from agent.planners.question_types import classify
 from bench.devsets_open import score_open, starts_yes_no
-from bench.offline_eval import calibrate, fit_curves, guess_line
+from bench.offline_calibration import calibrate, fit_curves, guess_line
 from bench.run_benchmark import choice_correct, guess_columns, reliability
 
 
