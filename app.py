@@ -57,7 +57,7 @@ def create_app(
     from fastapi import FastAPI, Request
     from fastapi.responses import RedirectResponse
 
-    from backend import api, auth, hosting
+    from backend import api, auth, hosting, space
     from backend.auth import owner_from_request
     from backend.limits import BodyLimitMiddleware, quota_gate
     from backend.retention import start_retention
@@ -66,6 +66,8 @@ def create_app(
 
     settings = settings or Settings.from_env()
     service = create_service(settings, registry)
+    for notice in space.space_notices(os.environ, settings.data_dir):  # on a Space only
+        log.warning(notice)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -84,6 +84,8 @@ def build_router(service: AgentService) -> APIRouter:
             "version": API_VERSION,
             "planners_available": sum(p["available"] for p in catalogue["planners"]),
             "tools_available": sum(t["available"] for t in catalogue["tools"]),
+            # "temporary" on a Space without persistent storage (backend/space.py)
+            "storage": "temporary" if service.storage_notice() else "persistent",
         }
 
     @router.get("/catalogue")

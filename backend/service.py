@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import hashlib
 import logging
+import os
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -25,6 +26,7 @@ from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_b
 from agent.doctor import SharedChecks
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, is_paid
+from backend import space
 from backend.limits import UploadQuota, check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
@@ -165,6 +167,14 @@ class AgentService:
         # the removal of its temporary copies and exports: frontend/files.py).
         self.deletion_hooks: list[Callable[[Purged], object]] = []
 
+
+    def space_notices(self) -> list[str]:
+        """On a Hugging Face Space: temporary history, a missing secret (backend/space.py)."""
+        return space.space_notices(os.environ, self.settings.data_dir)
+
+    def storage_notice(self) -> str | None:
+        """On a Space without persistent storage: the notice that history is temporary."""
+        return space.temporary_history_notice(os.environ, self.settings.data_dir)
     def close(self) -> None:
         """Shutdown: live runs end as interrupted, their events kept."""
         self.runs.close()

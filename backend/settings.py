@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.run import DEFAULT_TOOL_TIMEOUT_S
+from backend import space
 from backend.limits import Limits
 from backend.runs import RunLimits, default_max_running
 
@@ -67,7 +68,8 @@ class Settings:
     def from_env(cls) -> Settings:
         env = os.environ
         return cls(
-            data_dir=Path(env.get("AUDIO_AGENT_DATA_DIR", "data")),
+            # AUDIO_AGENT_DATA_DIR; on a Space with persistent storage /data (backend/space.py)
+            data_dir=space.default_data_dir(env),
             db_url=env.get("AUDIO_AGENT_DB_URL") or None,
             # On a Hugging Face Space (SPACE_ID set) the app must listen on every interface.
             host=env.get("AUDIO_AGENT_HOST")

@@ -6,10 +6,6 @@ that died is found by its expired lease."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,52 +14,24 @@ import httpx
 import pytest
 
 from agent.events import parse_event
-from tests.servers import free_port
+from tests.servers import ROOT, AppProcess
 
-ROOT = Path(__file__).resolve().parent.parent
 ASK = {"question": "What animal?", "planner": "scripted", "tools": ["slow_tool"], "budget": 100}
 
 
-class Server:
+class Server(AppProcess):
+    """The app on its own data directory with the slow scripted registry."""
+
     def __init__(self, data_dir: Path, log: Path, **env: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        environ = {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "AUDIO_AGENT_DATA_DIR": str(data_dir),
-            "AUDIO_AGENT_PORT": str(self.port),
-            "AUDIO_AGENT_WARM_UP": "0",
-            "AUDIO_AGENT_TEST_REGISTRY": "tests.live_registry:slow_registry",
-            **env,
-        }
-        self.log = log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=ROOT, env=environ, stdout=self.log, stderr=self.log
+        super().__init__(
+            log,
+            {
+                "PYTHONPATH": str(ROOT),
+                "AUDIO_AGENT_DATA_DIR": str(data_dir),
+                "AUDIO_AGENT_TEST_REGISTRY": "tests.live_registry:slow_registry",
+                **env,
+            },
         )
-        deadline = time.monotonic() + 90
-        while True:
-            assert self.proc.poll() is None, log.read_text()[-3000:]
-            try:
-                if httpx.get(f"{self.base}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.log.close()
 
 
 @pytest.fixture
