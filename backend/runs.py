@@ -53,7 +53,8 @@ from typing import Any
 from agent import events as ev
 from agent.answer import Similarity
 from agent.audio import AudioStore
-from agent.run import RunRequest, is_paid, run_question
+from agent.context import RunRequest, is_paid
+from agent.run import run_question
 from agent.tools.base import ToolCache
 from storage import Store
 from storage.repo import INTERRUPTED_ERROR

@@ -22,9 +22,9 @@ from typing import Any
 
 from agent import events as ev
 from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
+from agent.context import PriorTurn, RunRequest, is_paid
 from agent.doctor import SharedChecks
 from agent.registry import Registry, UnavailableError
-from agent.run import PriorTurn, RunRequest, is_paid
 from backend.limits import UploadQuota, check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from agent.audio import AudioStore
+from agent.context import tool_timeout
 from agent.planners.base import ChatMessage, TextDelta, ToolCallRequest, ToolSpec, TurnEnd
 from agent.planners.openai_compat import OpenAICompatPlanner
 from agent.planners.openai_responses import OpenAIResponsesPlanner
 from agent.registry import DEFAULT_CONFIG, Registry
 from agent.remote import ModelConfig, Prices
-from agent.run import RunRequest, run_question, tool_timeout
+from agent.run import RunRequest, run_question
 from agent.testing import ScriptedTool
 from agent.tools.base import ToolContext, ToolError
 from agent.tools.openai_audio import OpenAIAudioChatTool
