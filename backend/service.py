@@ -25,6 +25,7 @@ from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_b
 from agent.context import PriorTurn, RunRequest, is_paid
 from agent.doctor import SharedChecks
 from agent.registry import Registry, UnavailableError
+from backend.errors import ServiceError
 from backend.limits import UploadQuota, check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
@@ -34,15 +35,6 @@ from storage.models import DEFAULT_OWNER
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
 
 log = logging.getLogger(__name__)
-
-
-class ServiceError(ValueError):
-    """A request that cannot be served, with a message for the person who made it."""
-
-    def __init__(self, message: str, status: int = 400, *, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retry_after = retry_after  # seconds, sent as Retry-After (429)
 
 
 @dataclass
