@@ -302,7 +302,7 @@ def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
     import ctranslate2
     from faster_whisper.tokenizer import Tokenizer
 
-    from agent.planners.question_types import number_value
+    from agent.answer import number_value
 
     model, _ = get_model()
     audio = np.asarray(samples, dtype=np.float32).reshape(-1)[: 30 * SAMPLE_RATE]
