@@ -219,11 +219,11 @@ class Store:
         with self._sessions() as s:
             row = s.get(Audio, audio_id)
             if row is None or owner is None:
-                return _audio(row) if row is not None else None
+                return audio_info(row) if row is not None else None
             ref = s.get(AudioOwnerRef, (owner, audio_id))
             if ref is None:
                 return None
-            info = _audio(row)
+            info = audio_info(row)
             return info.model_copy(update={"name": ref.name, "created_at": _utc(ref.created_at)})
 
     def audio_infos(self, audio_ids: Iterable[str], owner: str) -> dict[str, AudioInfo]:
@@ -238,7 +238,7 @@ class Store:
             .where(AudioOwnerRef.owner == owner, Audio.id.in_(wanted))
         )
         with self._sessions() as s:
-            return {row.id: _audio(row, ref) for row, ref in s.execute(stmt)}
+            return {row.id: audio_info(row, ref) for row, ref in s.execute(stmt)}
 
     def add_audio_ref(self, owner: str, audio_id: str, name: str = "") -> None:
         """Give ``owner`` a reference to a stored recording (kept if it exists: the first
@@ -762,7 +762,7 @@ class Store:
                 else {}
             )
             audio_items = [
-                _audio(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
+                audio_info(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
                     mode="json", exclude={"stored_path", "original_path"}
                 )
                 for a in wanted
@@ -1043,7 +1043,7 @@ def _owned(row: Conversation | None, owner: str | None) -> Conversation | None:
     return row
 
 
-def _audio(
+def audio_info(
     row: Audio, ref: AudioOwnerRef | None = None, *, name_only_from_ref: bool = False
 ) -> AudioInfo:
     """An audio row; with an owner's reference, under that owner's name and upload time.
