@@ -42,7 +42,6 @@ from agent.tools.base import (
     cache_key,
 )
 
-DEFAULT_BUDGET = 20
 DEFAULT_TOOL_TIMEOUT_S = 180.0
 
 

@@ -8,7 +8,6 @@ following it.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hashlib
 import logging
@@ -283,23 +282,6 @@ class AgentService:
             views.append(MessageView(message, run_views))
         return views
 
-    async def conversation_view_async(
-        self,
-        conversation_id: str,
-        *,
-        owner: str,
-        events: bool = True,
-        full_last: int | None = None,
-    ) -> list[MessageView]:
-        """``conversation_view`` off the event loop."""
-        return await asyncio.to_thread(
-            self.conversation_view,
-            conversation_id,
-            owner=owner,
-            events=events,
-            full_last=full_last,
-        )
-
     def latest_audio_id(self, conversation_id: str) -> str | None:
         return self.store.latest_audio_id(conversation_id)
 
@@ -520,11 +502,6 @@ class AgentService:
 
     def catalogue(self) -> dict[str, Any]:
         return self.registry.catalogue()
-
-    def cache_for(self, conversation_id: str) -> SqlToolCache:
-        """The tool cache as the conversation's owner sees it (owners never share results)."""
-        conv = self.store.get_conversation(conversation_id)
-        return SqlToolCache(self.store, owner=conv.owner if conv else None)
 
     # -- share links ------------------------------------------------------------------------
     def share(self, conversation_id: str, *, owner: str) -> str:

@@ -178,15 +178,6 @@ class Store:
             result = s.execute(stmt)
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
-    def touch(self, conversation_id: str) -> None:
-        """Mark activity now (moves the conversation to the top of the list)."""
-        with self._sessions.begin() as s:
-            s.execute(
-                update(Conversation)
-                .where(Conversation.id == conversation_id)
-                .values(updated_at=utc_now())
-            )
-
     # ------------------------------------------------------------------ audio
 
     def add_audio(self, ref: AudioRef, size_bytes: int) -> None:
@@ -832,11 +823,6 @@ class Store:
 
         self._retry_on_conflict(write)
 
-    def cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        """Store a tool result now; results with ``error`` set are never cached."""
-        if not result.error:
-            self._retry_on_conflict(lambda s: _upsert_cache(s, key, tool, audio_id, result))
-
     def cache_hits(self, key: str) -> int | None:
         self.cache_writes.flush()
         with self._sessions() as s:
@@ -952,29 +938,10 @@ def make_title(text: str, limit: int = TITLE_CHARS) -> str:
     return cut.rstrip(" ,.;:-") + "…"
 
 
-def _fold(run: Run, event: Event) -> None:
-    """Update a run's row from one of its events."""
-    if isinstance(event, Answer):
-        run.answer_text = event.text
-        run.answer_choice = event.choice
-    elif isinstance(event, RunFinished):
-        run.calls = event.calls
-        run.input_tokens = event.input_tokens
-        run.output_tokens = event.output_tokens
-        run.cost = event.cost
-        run.wall_s = event.wall_s
-        run.status = event.status
-        run.finished_at = event.at
-    elif isinstance(event, RunFailed):
-        run.status = _failed_status(event)
-        run.error = event.message
-        run.error_kind = event.kind
-        run.finished_at = event.at
-
-
 def _fold_values(events: Sequence[Event]) -> dict[str, Any]:
-    """Column values of a run's row after a batch of its events (see ``_fold``); the cost
-    grows with each paid step until ``run_finished`` sets the total."""
+    """Column values of a run's row after a batch of its events: the answer, the totals and
+    status when it ends; the cost grows with each paid step until ``run_finished`` sets the
+    total."""
     values: dict[str, Any] = {}
     spent = 0.0
     for event in events:
