@@ -7,6 +7,7 @@ shows A's file name; B's runs never read A's cached tool results.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -277,7 +278,18 @@ def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav):
     assert ids["conversation"] not in str(ui.on_load(as_b))
     assert ids["conversation"] in str(ui.on_load(as_a))
     ui.rename(ids["conversation"], "Taken", as_b)
-    ui.delete(ids["conversation"], as_b)
+
+    async def delete_as_b_then_as_a_and_undo() -> None:
+        refused = await ui.delete(ids["conversation"], as_b)
+        assert refused == {c["delete_confirm"]: gr.update(visible=False)}
+        assert ids["conversation"] not in ui.pending_deletes  # nothing scheduled for B
+        hidden = await ui.delete(ids["conversation"], as_a)
+        assert hidden[c["undo_state"]] == ids["conversation"]
+        assert ids["conversation"] in ui.pending_deletes
+        await ui.undo_delete(ids["conversation"], as_a)
+        assert ids["conversation"] not in ui.pending_deletes
+
+    asyncio.run(delete_as_b_then_as_a_and_undo())
     assert ui.store.get_conversation(ids["conversation"]) is None  # the unscoped default
     titles = lambda: [c.title for c in ui.for_owner(owner_a).store.list_conversations()]  # noqa: E731
     assert titles() == ["A's secret"]
