@@ -25,6 +25,7 @@ from app import create_app
 from backend.auth import OWNER_COOKIE
 from backend.settings import Settings
 from tests.servers import serve
+from tests.sse import read_sse
 
 SECRET_NAME = "a-private-board-meeting.wav"
 ASK = {
@@ -48,19 +49,6 @@ def registry() -> tuple[Registry, ScriptedTool]:
     reg.register(ScriptedPlanner([_turn]), kind="planner")
     reg.register(tool, kind="tool")
     return reg, tool
-
-
-def read_sse(response: httpx.Response) -> list[dict[str, str]]:
-    events, current = [], {}
-    for line in response.iter_lines():
-        if not line:
-            if current:
-                events.append(current)
-                current = {}
-            continue
-        field, _, value = line.partition(": ")
-        current[field] = value
-    return events
 
 
 @pytest.fixture
