@@ -355,9 +355,9 @@ async def test_responses_history_without_its_reasoning_is_rejected(strict):
 
 def test_every_remote_entry_is_dated_and_sourced():
     raw = tomllib.loads(DEFAULT_CONFIG.read_text())
-    for item in raw["planner"] + raw["tool"]:
-        if item.get("provider", "local") == "local":
-            continue
+    remote = [i for i in raw["planner"] + raw["tool"] if i.get("provider", "local") != "local"]
+    assert len(remote) >= 6  # gpt, deepseek, gemini, openrouter, gpt_audio, gemini_audio at least
+    for item in remote:
         assert item.get("checked") == "2026-12-01", item["name"]
         assert str(item.get("source", "")).startswith("https://"), item["name"]
 
@@ -366,6 +366,7 @@ def test_presets_default_to_models_live_today():
     raw = tomllib.loads(DEFAULT_CONFIG.read_text())
     models = {i["name"]: i.get("model") for i in raw["planner"] + raw["tool"]}
     shut_down = {"gpt-5", "gemini-2.5-pro", "gemini-2.5-flash", "deepseek-chat"}
+    assert raw["preset"]
     for preset in raw["preset"]:
         for name in [preset["planner"], *preset["tools"]]:
             assert models[name] not in shut_down, (preset["name"], name)
