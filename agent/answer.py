@@ -62,6 +62,26 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+NUMBER_WORDS = {
+    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19, "twenty": 20,
+}  # fmt: skip
+NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}  # 3 -> "three"
+
+
+def number_value(text: str) -> int | None:
+    """The number a short answer names ("7", "seven"), else None."""
+    words = tokens(text)
+    if len(words) != 1:
+        return None
+    word = words[0]
+    if word.isdigit():
+        return int(word)
+    return NUMBER_WORDS.get(word)
+
+
 def _normalise(text: str) -> str:
     return " ".join(tokens(text))
 

@@ -178,7 +178,3 @@ def parse_event(data: dict[str, Any] | str | bytes) -> Event:
     if isinstance(data, (str, bytes)):
         return EVENT_ADAPTER.validate_json(data)
     return EVENT_ADAPTER.validate_python(data)
-
-
-def event_to_json(event: Event) -> str:
-    return event.model_dump_json()

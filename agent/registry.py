@@ -17,8 +17,6 @@ from agent.strategies import STRATEGY_LABELS
 from agent.tools.base import Tool
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
-LOCAL_TOOLS = ("transcribe", "speech_activity", "sound_events", "music_analysis", "signal_stats",
-               "speakers", "clip")  # fmt: skip
 # Providers whose adapters exist in this version; others are listed but not selectable.
 IMPLEMENTED_PROVIDERS = {"local", "openai", "openai_compatible", "gemini"}
 TOOL_INTERFACES = {"audio_chat", "transcription", "gemini_audio"}

@@ -14,8 +14,9 @@ from pydantic import BaseModel, Field
 
 from agent.events import RunFailed
 from backend.auth import current_owner
+from backend.errors import ServiceError
 from backend.limits import Text, check_title, validation_error_response
-from backend.service import AgentService, AskRequest, ServiceError
+from backend.service import AgentService, AskRequest
 from storage.schemas import AudioInfo, ConversationInfo
 
 API_VERSION = "1"

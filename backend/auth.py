@@ -55,7 +55,6 @@ USER_PREFIX = "user:"
 SECRET_FILE = "secret_key"
 VISITOR_COOKIE_DAYS = 400  # the longest a browser keeps a cookie
 OPEN_PATHS = ("/login", "/logout", "/api/token", "/api/health")
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

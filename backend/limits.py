@@ -22,6 +22,8 @@ from typing import Annotated
 from pydantic import AfterValidator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from backend.errors import ServiceError
+
 # Body of any other request to the page (Gradio's own JSON: inputs of one event).
 PAGE_BODY_BYTES = 4 * 1024 * 1024
 # Room for the multipart framing (boundaries, part headers) around an uploaded file.
@@ -236,8 +238,6 @@ class Limits:
 
 def check_title(title: object, limits: Limits) -> str:
     """The title trimmed, or a ServiceError (422) saying what is wrong with it."""
-    from backend.service import ServiceError
-
     if not isinstance(title, str):
         raise ServiceError("The title must be text.", status=422)
     cleaned = " ".join(title.split())
@@ -253,8 +253,6 @@ def check_title(title: object, limits: Limits) -> str:
 
 def check_question(question: str, choices: list[str], limits: Limits) -> None:
     """Refuse a question or choices over their limits (before anything is stored)."""
-    from backend.service import ServiceError
-
     if len(question) > limits.question_chars:
         raise ServiceError(
             f"The question is {len(question):,} characters; the limit is "
@@ -328,8 +326,6 @@ class UploadQuota:
     def admit(self, owner: str, size: int, *, already_stored: bool) -> None:
         """Count an upload that is about to be decoded and stored, or raise ServiceError
         (429 with ``retry_after``, or 413). The same bytes again cost nothing and pass."""
-        from backend.service import ServiceError
-
         if already_stored:
             return
         refusal = self.refusal(owner, size)

@@ -53,7 +53,8 @@ from typing import Any
 from agent import events as ev
 from agent.answer import Similarity
 from agent.audio import AudioStore
-from agent.run import RunRequest, is_paid, run_question
+from agent.context import RunRequest
+from agent.run import run_question
 from agent.tools.base import ToolCache
 from storage import Store
 from storage.repo import INTERRUPTED_ERROR
@@ -131,7 +132,6 @@ class _LiveRun:
         self.group = group
         self.run_id = request.run_id
         self.last_seq = 0  # of the last event produced
-        self.stored_seq = 0  # of the last event committed (and published)
         self.pending: list[ev.Event] = []
         self.flusher: asyncio.Task[None] | None = None
         self.inner: asyncio.Task[None] | None = None
@@ -386,13 +386,6 @@ class RunManager:
     def is_live(self, run_id: str) -> bool:
         return run_id in self._live
 
-    def live_run_ids(self) -> list[str]:
-        with self._lock:
-            return list(self._live)
-
-    def queue_state(self) -> dict[str, int]:
-        return {"running": self._running, "waiting": len(self._waiting)}
-
     # ------------------------------------------------------------------ the run task
 
     async def _supervise(self, live: _LiveRun) -> None:
@@ -554,7 +547,6 @@ class RunManager:
                 if live.inner is not None:
                     live.inner.cancel()
                 return
-            live.stored_seq = batch[-1].seq
             with self._lock:
                 subscribers = list(live.subscribers)
             for sub in subscribers:
@@ -646,8 +638,3 @@ def spend_message(limit: float, spent: float) -> str:
         f"The daily limit of ${limit:.2f} for remote models is used up (${spent:.2f} spent "
         "today). Use the offline planner and tools, or come back after 00:00 UTC."
     )
-
-
-def is_paid_request(request: RunRequest) -> bool:
-    """Whether a run's planner is priced (its tools are checked call by call)."""
-    return is_paid(request.planner)

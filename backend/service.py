@@ -8,7 +8,6 @@ following it.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hashlib
 import logging
@@ -23,10 +22,11 @@ from typing import Any
 
 from agent import events as ev
 from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
+from agent.context import PriorTurn, RunRequest, is_paid
 from agent.doctor import SharedChecks
 from agent.registry import Registry, UnavailableError
-from agent.run import PriorTurn, RunRequest, is_paid
 from backend import space
+from backend.errors import ServiceError
 from backend.limits import UploadQuota, check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
@@ -36,15 +36,6 @@ from storage.models import DEFAULT_OWNER
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
 
 log = logging.getLogger(__name__)
-
-
-class ServiceError(ValueError):
-    """A request that cannot be served, with a message for the person who made it."""
-
-    def __init__(self, message: str, status: int = 400, *, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retry_after = retry_after  # seconds, sent as Retry-After (429)
 
 
 @dataclass
@@ -301,23 +292,6 @@ class AgentService:
             views.append(MessageView(message, run_views))
         return views
 
-    async def conversation_view_async(
-        self,
-        conversation_id: str,
-        *,
-        owner: str,
-        events: bool = True,
-        full_last: int | None = None,
-    ) -> list[MessageView]:
-        """``conversation_view`` off the event loop."""
-        return await asyncio.to_thread(
-            self.conversation_view,
-            conversation_id,
-            owner=owner,
-            events=events,
-            full_last=full_last,
-        )
-
     def latest_audio_id(self, conversation_id: str) -> str | None:
         return self.store.latest_audio_id(conversation_id)
 
@@ -538,11 +512,6 @@ class AgentService:
 
     def catalogue(self) -> dict[str, Any]:
         return self.registry.catalogue()
-
-    def cache_for(self, conversation_id: str) -> SqlToolCache:
-        """The tool cache as the conversation's owner sees it (owners never share results)."""
-        conv = self.store.get_conversation(conversation_id)
-        return SqlToolCache(self.store, owner=conv.owner if conv else None)
 
     # -- share links ------------------------------------------------------------------------
     def share(self, conversation_id: str, *, owner: str) -> str:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.run import DEFAULT_TOOL_TIMEOUT_S
+from agent.context import DEFAULT_TOOL_TIMEOUT_S
 from backend import space
 from backend.limits import Limits
 from backend.runs import RunLimits, default_max_running

@@ -19,7 +19,8 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import FileResponse
 
 from backend.auth import current_owner
-from backend.service import AgentService, ServiceError
+from backend.errors import ServiceError
+from backend.service import AgentService
 
 SHARED_PAGE = "/shared"
 

@@ -37,6 +37,7 @@ from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
 from backend import hf_oauth
 from backend.auth import owner_from_request
+from backend.errors import ServiceError
 from backend.limits import check_question, check_title
 from backend.owned import OwnedService
 from backend.service import (
@@ -45,7 +46,6 @@ from backend.service import (
     CompareSummary,
     MessageView,
     RunView,
-    ServiceError,
 )
 from frontend import files, history, live, render, shared_view, timeline
 from storage.schemas import AudioInfo, MessageInfo

@@ -33,7 +33,7 @@ from storage.models import (
     Run,
     ToolCacheEntry,
 )
-from storage.repo import Store, _audio
+from storage.repo import Store, audio_info
 from storage.schemas import AudioInfo
 
 
@@ -136,7 +136,7 @@ def purge_conversation(store: Store, conversation_id: str) -> Purged | None:
             _drop_unused_refs(s, mine - orphans, purged.owner)
         if orphans:
             rows = list(s.scalars(select(Audio).where(Audio.id.in_(orphans)).with_for_update()))
-            purged.audio = [_audio(r) for r in sorted(rows, key=lambda r: r.id)]
+            purged.audio = [audio_info(r) for r in sorted(rows, key=lambda r: r.id)]
             s.execute(delete(Audio).where(Audio.id.in_(orphans)))
             result = s.execute(delete(ToolCacheEntry).where(ToolCacheEntry.audio_id.in_(orphans)))
             store.cache_writes.forget(set(orphans))

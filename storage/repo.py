@@ -178,15 +178,6 @@ class Store:
             result = s.execute(stmt)
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
-    def touch(self, conversation_id: str) -> None:
-        """Mark activity now (moves the conversation to the top of the list)."""
-        with self._sessions.begin() as s:
-            s.execute(
-                update(Conversation)
-                .where(Conversation.id == conversation_id)
-                .values(updated_at=utc_now())
-            )
-
     # ------------------------------------------------------------------ audio
 
     def add_audio(self, ref: AudioRef, size_bytes: int) -> None:
@@ -219,11 +210,11 @@ class Store:
         with self._sessions() as s:
             row = s.get(Audio, audio_id)
             if row is None or owner is None:
-                return _audio(row) if row is not None else None
+                return audio_info(row) if row is not None else None
             ref = s.get(AudioOwnerRef, (owner, audio_id))
             if ref is None:
                 return None
-            info = _audio(row)
+            info = audio_info(row)
             return info.model_copy(update={"name": ref.name, "created_at": _utc(ref.created_at)})
 
     def audio_infos(self, audio_ids: Iterable[str], owner: str) -> dict[str, AudioInfo]:
@@ -238,7 +229,7 @@ class Store:
             .where(AudioOwnerRef.owner == owner, Audio.id.in_(wanted))
         )
         with self._sessions() as s:
-            return {row.id: _audio(row, ref) for row, ref in s.execute(stmt)}
+            return {row.id: audio_info(row, ref) for row, ref in s.execute(stmt)}
 
     def add_audio_ref(self, owner: str, audio_id: str, name: str = "") -> None:
         """Give ``owner`` a reference to a stored recording (kept if it exists: the first
@@ -762,7 +753,7 @@ class Store:
                 else {}
             )
             audio_items = [
-                _audio(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
+                audio_info(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
                     mode="json", exclude={"stored_path", "original_path"}
                 )
                 for a in wanted
@@ -831,11 +822,6 @@ class Store:
                 )
 
         self._retry_on_conflict(write)
-
-    def cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        """Store a tool result now; results with ``error`` set are never cached."""
-        if not result.error:
-            self._retry_on_conflict(lambda s: _upsert_cache(s, key, tool, audio_id, result))
 
     def cache_hits(self, key: str) -> int | None:
         self.cache_writes.flush()
@@ -952,29 +938,10 @@ def make_title(text: str, limit: int = TITLE_CHARS) -> str:
     return cut.rstrip(" ,.;:-") + "…"
 
 
-def _fold(run: Run, event: Event) -> None:
-    """Update a run's row from one of its events."""
-    if isinstance(event, Answer):
-        run.answer_text = event.text
-        run.answer_choice = event.choice
-    elif isinstance(event, RunFinished):
-        run.calls = event.calls
-        run.input_tokens = event.input_tokens
-        run.output_tokens = event.output_tokens
-        run.cost = event.cost
-        run.wall_s = event.wall_s
-        run.status = event.status
-        run.finished_at = event.at
-    elif isinstance(event, RunFailed):
-        run.status = _failed_status(event)
-        run.error = event.message
-        run.error_kind = event.kind
-        run.finished_at = event.at
-
-
 def _fold_values(events: Sequence[Event]) -> dict[str, Any]:
-    """Column values of a run's row after a batch of its events (see ``_fold``); the cost
-    grows with each paid step until ``run_finished`` sets the total."""
+    """Column values of a run's row after a batch of its events: the answer, the totals and
+    status when it ends; the cost grows with each paid step until ``run_finished`` sets the
+    total."""
     values: dict[str, Any] = {}
     spent = 0.0
     for event in events:
@@ -1043,7 +1010,7 @@ def _owned(row: Conversation | None, owner: str | None) -> Conversation | None:
     return row
 
 
-def _audio(
+def audio_info(
     row: Audio, ref: AudioOwnerRef | None = None, *, name_only_from_ref: bool = False
 ) -> AudioInfo:
     """An audio row; with an owner's reference, under that owner's name and upload time.

@@ -15,6 +15,7 @@ import pytest
 
 from agent.events import parse_event
 from tests.servers import ROOT, AppProcess
+from tests.sse import sse_frames
 
 ASK = {"question": "What animal?", "planner": "scripted", "tools": ["slow_tool"], "budget": 100}
 
@@ -42,18 +43,6 @@ def servers() -> Iterator[list[Server]]:
         server.stop()
 
 
-def sse(response: httpx.Response) -> Iterator[dict]:
-    current: dict = {}
-    for line in response.iter_lines():
-        if not line:
-            if current:
-                yield current
-                current = {}
-            continue
-        key, _, value = line.partition(": ")
-        current[key] = value
-
-
 def new_question(base: str, tone_wav: Path) -> tuple[str, dict, dict[str, str]]:
     """A conversation and a question about a recording, and the visitor's cookie (every
     later client is that visitor: the processes share the data directory's secret)."""
@@ -78,7 +67,7 @@ def test_sigkill_mid_run_keeps_every_received_event_and_marks_it_interrupted(
         http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp,
     ):
         run_id = resp.headers["X-Run-Id"]
-        for frame in sse(resp):
+        for frame in sse_frames(resp):
             received.append(parse_event(json.loads(frame["data"])))
             if sum(e.type == "tool_result" for e in received) == 3:
                 first.kill()  # no shutdown: nothing more is written
@@ -109,7 +98,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
     with httpx.Client(base_url=a.base, timeout=60, cookies=cookies) as http:
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
             run_id = resp.headers["X-Run-Id"]
-            next(f for f in sse(resp) if f["event"] == "tool_result")
+            next(f for f in sse_frames(resp) if f["event"] == "tool_result")
         # a second process starts on the same database while A's run is live
         b = Server(tmp_path / "data", tmp_path / "b.log", **env)
         servers.append(b)
@@ -127,7 +116,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
                 headers={"Accept": "text/event-stream"},
             ) as followed:
                 ids = []
-                for frame in sse(followed):
+                for frame in sse_frames(followed):
                     ids.append(int(frame["id"]))
                     if len(ids) == 5:
                         break
@@ -145,7 +134,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
             run_id = resp.headers["X-Run-Id"]
             received = []
-            for frame in sse(resp):
+            for frame in sse_frames(resp):
                 received.append(parse_event(json.loads(frame["data"])))
                 if frame["event"] == "tool_result":
                     a.kill()
@@ -157,7 +146,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
         timeout=60,
         cookies=cookies,
     ) as followed:
-        events = [parse_event(json.loads(f["data"])) for f in sse(followed)]
+        events = [parse_event(json.loads(f["data"])) for f in sse_frames(followed)]
     assert events[: len(received)] == received
     assert events[-1].type == "run_failed" and events[-1].kind == "interrupted"
     got = httpx.get(f"{b.base}/api/runs/{run_id}", cookies=cookies).json()["run"]

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from agent.audio import AudioStore
+from agent.context import tool_timeout
 from agent.planners.base import ChatMessage, TextDelta, ToolCallRequest, ToolSpec, TurnEnd
 from agent.planners.openai_compat import OpenAICompatPlanner
 from agent.planners.openai_responses import OpenAIResponsesPlanner
 from agent.registry import DEFAULT_CONFIG, Registry
 from agent.remote import ModelConfig, Prices
-from agent.run import RunRequest, run_question, tool_timeout
+from agent.run import RunRequest, run_question
 from agent.testing import ScriptedTool
 from agent.tools.base import ToolContext, ToolError
 from agent.tools.openai_audio import OpenAIAudioChatTool
@@ -354,9 +355,9 @@ async def test_responses_history_without_its_reasoning_is_rejected(strict):
 
 def test_every_remote_entry_is_dated_and_sourced():
     raw = tomllib.loads(DEFAULT_CONFIG.read_text())
-    for item in raw["planner"] + raw["tool"]:
-        if item.get("provider", "local") == "local":
-            continue
+    remote = [i for i in raw["planner"] + raw["tool"] if i.get("provider", "local") != "local"]
+    assert len(remote) >= 6  # gpt, deepseek, gemini, openrouter, gpt_audio, gemini_audio at least
+    for item in remote:
         assert item.get("checked") == "2026-12-01", item["name"]
         assert str(item.get("source", "")).startswith("https://"), item["name"]
 
@@ -365,6 +366,7 @@ def test_presets_default_to_models_live_today():
     raw = tomllib.loads(DEFAULT_CONFIG.read_text())
     models = {i["name"]: i.get("model") for i in raw["planner"] + raw["tool"]}
     shut_down = {"gpt-5", "gemini-2.5-pro", "gemini-2.5-flash", "deepseek-chat"}
+    assert raw["preset"]
     for preset in raw["preset"]:
         for name in [preset["planner"], *preset["tools"]]:
             assert models[name] not in shut_down, (preset["name"], name)

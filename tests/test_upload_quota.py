@@ -13,8 +13,8 @@ import pytest
 import soundfile as sf
 
 from app import create_app
+from backend.errors import ServiceError
 from backend.limits import Limits, UploadQuota
-from backend.service import ServiceError
 from backend.settings import Settings
 from tests.servers import serve
 from tests.test_api import scripted_registry

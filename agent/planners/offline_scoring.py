@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.answer import Similarity, tokens
-from agent.planners.question_types import NUMBER_NAMES, number_value
+from agent.answer import NUMBER_NAMES, Similarity, number_value, tokens
 
 # The tonic is a capital letter (so the article "a" is no key); the mode words any case.
 KEY_NAME = re.compile(

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.answer import Similarity, tokens
-from agent.planners.question_types import NUMBER_NAMES, NUMBER_WORDS, number_value
+from agent.answer import NUMBER_NAMES, NUMBER_WORDS, Similarity, number_value, tokens
 
 ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
 COUNT_RE = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|\bhow often\b")

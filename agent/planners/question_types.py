@@ -11,18 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.answer import tokens
+from agent.answer import number_value
 
 if TYPE_CHECKING:
     from agent.planners.offline_timeline import Focus
-
-NUMBER_WORDS = {
-    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
-    "eighteen": 18, "nineteen": 19, "twenty": 20,
-}  # fmt: skip
-NUMBER_NAMES = {v: k for k, v in NUMBER_WORDS.items() if k != "oh"}  # 3 -> "three"
 
 KEYWORDS: dict[str, tuple[str, ...]] = {
     "speech_content": (
@@ -98,17 +90,6 @@ def _timed(focus: Focus) -> QuestionType:
     # Same speaker or not, higher or lower: a question about the voices (see offline_speakers).
     kind = "speaker" if focus.kind in ("same", "compare") else focus.kind
     return QuestionType(kind, f"it asks about {what}", tools, focus)
-
-
-def number_value(text: str) -> int | None:
-    """The number a short answer names ("7", "seven"), else None."""
-    words = tokens(text)
-    if len(words) != 1:
-        return None
-    word = words[0]
-    if word.isdigit():
-        return int(word)
-    return NUMBER_WORDS.get(word)
 
 
 def _hits(text: str, words: Sequence[str]) -> list[str]:
