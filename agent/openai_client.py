@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import openai
 
+from agent.events import Usage
 from agent.remote import ModelConfig, RemoteError, RetryPolicy, host_of, redact
 
 NO_KEY = "EMPTY"  # self-hosted servers (vLLM, Ollama) accept any key
@@ -119,6 +120,53 @@ def refuses_streaming(exc: BaseException) -> bool:
     if isinstance(error, dict) and error.get("param") == "stream":
         return True
     return "stream" in (exc.message or "").lower() and "verif" in (exc.message or "").lower()
+
+
+def _error_fields(exc: BaseException) -> dict[str, Any]:
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def refuses_reasoning_summary(exc: BaseException) -> bool:
+    """OpenAI's 400 for organisations that are not verified to receive reasoning summaries
+    (``param: reasoning.summary``): "Your organization must be verified to generate
+    reasoning summaries." https://github.com/continuedev/continue/issues/9854"""
+    if not isinstance(exc, openai.BadRequestError):
+        return False
+    if _error_fields(exc).get("param") == "reasoning.summary":
+        return True
+    message = (exc.message or "").lower()
+    return "reasoning summar" in message and "verif" in message
+
+
+def cached_tokens(usage: Any) -> int:
+    """Input tokens served from the provider's cache, however the provider reports them:
+    ``prompt_tokens_details.cached_tokens`` (OpenAI, OpenRouter, Moonshot),
+    ``input_tokens_details.cached_tokens`` (Responses), ``prompt_cache_hit_tokens``
+    (DeepSeek), ``cached_tokens`` (older Moonshot)."""
+    for name in ("prompt_tokens_details", "input_tokens_details"):
+        details = getattr(usage, name, None)
+        value = getattr(details, "cached_tokens", None) if details is not None else None
+        if value:
+            return int(value)
+    extra = getattr(usage, "model_extra", None) or {}
+    for name in ("prompt_cache_hit_tokens", "cached_tokens"):
+        if extra.get(name):
+            return int(extra[name])
+    return 0
+
+
+def chat_usage(usage: Any) -> Usage:
+    """A Chat Completions ``usage`` object in our terms; None (a server that sent no
+    counts) is marked as not reported rather than shown as 0 tokens."""
+    if usage is None:
+        return Usage(reported=False)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached_tokens(usage),
+    )
 
 
 def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:

@@ -234,7 +234,7 @@ class RunContext:
         turn = self.turns
         text: list[str] = []
         reasoning: list[str] = []
-        usage, cost = ev.Usage(), 0.0
+        usage, cost, notice = ev.Usage(), 0.0, ""
         kwargs: dict[str, Any] = {"force_answer": force}
         if temperature is not None:
             kwargs["temperature"] = temperature
@@ -264,7 +264,7 @@ class RunContext:
                 )
             elif isinstance(chunk, TurnEnd):
                 self.totals.add(chunk.usage, chunk.cost)
-                usage, cost, out.raw = chunk.usage, chunk.cost, chunk.raw
+                usage, cost, out.raw, notice = chunk.usage, chunk.cost, chunk.raw, chunk.notice
         out.text = "".join(text)
         out.reasoning = "".join(reasoning)
         if force:
@@ -277,6 +277,7 @@ class RunContext:
             step=step,
             usage=usage,
             cost=cost,
+            notice=notice,
         )
 
     # -- tools -------------------------------------------------------------------------------
@@ -596,6 +597,7 @@ class RunContext:
             rationale=final.rationale if final else strip_answer(text),
             forced=forced,
             guess=bool(final and final.guess),
+            without_tools=self.totals.calls == 0,  # a text-only guess, not evidence
         )
         return self.answer
 
@@ -651,6 +653,7 @@ async def run_question(
             # a tool failed or timed out: the answer may lack its evidence, never "ok"
             status="degraded" if ctx.failed_tools else "forced" if ctx.answer.forced else "ok",
             degraded_tools=list(dict.fromkeys(ctx.failed_tools)),
+            tokens_reported=ctx.totals.usage.reported,
         )
     except PlannerError as exc:
         yield ctx.emit(ev.RunFailed, kind=exc.kind, message=str(exc))

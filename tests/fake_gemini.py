@@ -7,10 +7,13 @@ in ``x-goog-upload-url``), ``GET`` and ``DELETE /{version}/files/{id}``. Every r
 recorded; generate calls play scripted replies in order (text, thought and function-call
 parts, usage metadata, or a Google-style error status).
 
-It is strict where the real API is: a request over the inline size limit, a model turn in
-the current turn whose first function call carries no thought signature (Gemini 3 and
-later), and function responses that do not answer the calls just before them get the 400
-the API sends. ``GET /{version}/models`` lists the models the fake serves.
+It is strict where the real API is: every generateContent body meets the rules built from
+failures users reported (``tests/fakes/gemini_rules.py``: the inline size limit, empty text
+parts, function-call turn order, function responses that do not answer the calls just
+before them, and for Gemini 3 and later thought signatures that are missing or that Gemini
+never issued), each answered with the API's own error body, and then ``google-genai``'s
+own request models (``tests/fakes/shapes.py``: unknown fields, wrong enum values).
+``GET /{version}/models`` lists the models the fake serves.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from tests.fakes.gemini_rules import GeminiProfile
+from tests.fakes.rules import rules_for
+from tests.fakes.shapes import gemini_errors
 
 STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
@@ -266,6 +273,8 @@ class FakeGemini:
         self.models = models  # with it set, other model ids get 404 NOT_FOUND
         self.key = key  # with it set, other keys get 400 API_KEY_INVALID
         self.requests: list[Recorded] = []
+        self.refused: list[str] = []  # the ids of the rules that refused a request
+        self.issued: set[bytes] = set()  # thought signatures handed out
         self.replies: deque[Reply] = deque()
         self.files: dict[str, dict[str, Any]] = {}  # id -> resource
         self.uploaded: dict[str, bytes] = {}  # id -> bytes received
@@ -303,43 +312,32 @@ class FakeGemini:
         return recorded
 
     def _check(self, recorded: Recorded) -> Reply | None:
-        """What the real generateContent rejects before generating anything."""
-        if len(recorded.body) > self.max_request_bytes:
-            return error(
-                400, f"Request payload size exceeds the limit: {self.max_request_bytes} bytes."
-            )
-        contents = (recorded.json or {}).get("contents") or []
-        # function responses answer the calls of the model turn just before them
-        for index, content in enumerate(contents):
-            responses = [p for p in content.get("parts", []) if "functionResponse" in p]
-            if not responses:
-                continue
-            previous = contents[index - 1] if index else {}
-            calls = [p for p in previous.get("parts", []) if "functionCall" in p]
-            if previous.get("role") != "model" or len(calls) != len(responses):
-                return error(
-                    400,
-                    "Please ensure that the number of function response parts is equal to the "
-                    "number of function call parts of the function call turn.",
-                )
-        if self.require_signatures:
-            # the current turn: everything after the last user text
-            start = max(
-                (i for i, c in enumerate(contents)
-                 if c.get("role") == "user" and any("text" in p for p in c.get("parts", []))),
-                default=0,
-            )  # fmt: skip
-            for content in contents[start:]:
-                calls = [p for p in content.get("parts", []) if "functionCall" in p]
-                if calls and "thoughtSignature" not in calls[0]:
-                    name = calls[0]["functionCall"].get("name")
-                    return error(
-                        400,
-                        "Function call is missing a thought_signature in functionCall parts. "
-                        f"Additional data, function call `default_api:{name}`. Please refer to "
-                        "https://ai.google.dev/gemini-api/docs/thought-signatures",
-                    )
+        """What the real generateContent refuses before generating anything."""
+        profile = GeminiProfile(
+            require_signatures=self.require_signatures,
+            max_request_bytes=self.max_request_bytes,
+            issued=self.issued,
+            request_bytes=len(recorded.body),
+        )
+        body = recorded.json or {}
+        for candidate in rules_for("gemini"):
+            found = candidate.check(body, profile)
+            if found is not None:
+                self.refused.append(found.rule)
+                return Reply(status=found.status, error=found.body)
+        errors = gemini_errors(body)
+        if errors:
+            self.refused.append("sdk_shape")
+            return error(400, "Invalid JSON payload received. " + errors[0])
         return None
+
+    def _issue(self, reply: Reply) -> None:
+        """Remember the thought signatures this reply hands out (only those are valid)."""
+        for chunk in reply.chunks:
+            for candidate in chunk.get("candidates", []):
+                for part in candidate.get("content", {}).get("parts", []):
+                    if "thoughtSignature" in part:
+                        self.issued.add(base64.b64decode(part["thoughtSignature"]))
 
     def _build(self) -> FastAPI:
         app = FastAPI()
@@ -376,6 +374,7 @@ class FakeGemini:
             reply = self._next_reply()
             if reply.error is not None:
                 return JSONResponse(reply.error, status_code=reply.status)
+            self._issue(reply)
             if method == "streamGenerateContent":
                 if request.query_params.get("alt") != "sse":
                     return JSONResponse(reply.chunks)  # a JSON array, without ?alt=sse
