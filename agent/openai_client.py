@@ -122,6 +122,24 @@ def refuses_streaming(exc: BaseException) -> bool:
     return "stream" in (exc.message or "").lower() and "verif" in (exc.message or "").lower()
 
 
+def _upstream(error: Any) -> str:
+    """The provider's own message inside a gateway's wrapper: OpenRouter answers "Provider
+    returned error" with the provider's body as a string in ``metadata.raw``
+    (https://github.com/endolith/open-interpreter/issues/215)."""
+    metadata = error.get("metadata") if isinstance(error, dict) else None
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if not isinstance(raw, str):
+        return ""
+    try:
+        inner = json.loads(raw)
+    except ValueError:
+        return raw[:300]
+    found = inner.get("error", inner) if isinstance(inner, dict) else inner
+    message = found.get("message") if isinstance(found, dict) else found
+    provider = metadata.get("provider_name") or "the provider"
+    return f"{provider} answered: {message}" if message else ""
+
+
 def _error_fields(exc: BaseException) -> dict[str, Any]:
     body = getattr(exc, "body", None)
     error = body.get("error", body) if isinstance(body, dict) else None
@@ -191,6 +209,12 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
             f"'{name}': the key in {key_var} may not use {config.model} at {where} (403): {detail}",
             kind="auth",
         )
+    if (
+        isinstance(exc, openai.NotFoundError)
+        and code != "model_not_found"
+        and ("model" not in detail.lower())
+    ):  # a 404 about something else, e.g. "Item with id 'rs_…' not found" (store: false)
+        return RemoteError(f"'{name}': {where} answered 404: {detail}", kind="http_404")
     if isinstance(exc, openai.NotFoundError):
         return RemoteError(
             f"'{name}': {where} does not offer the model '{config.model}' (404); pick a "
@@ -250,6 +274,9 @@ def _detail(exc: BaseException) -> str:
             message = body.get("message") or (
                 error.get("message") if isinstance(error, dict) else error
             )
+            upstream = _upstream(error)
+            if upstream:
+                return upstream
             if message:
                 return str(message)
         if isinstance(body, (list, str)):

@@ -46,9 +46,12 @@ def gemini_entry(url: str, **options: Any) -> ModelConfig:
 
 
 @contextlib.contextmanager
-def openai_fake(models: dict[str, Strict], **kwargs: Any) -> Iterator[tuple[FakeOpenAI, str]]:
-    """The OpenAI-compatible fake with these models, requiring ``KEY``; yields (server, /v1 url)."""
-    server = FakeOpenAI(key=KEY, models=models, **kwargs)
+def openai_fake(
+    models: dict[str, Strict], *, key: str | None = KEY, **kwargs: Any
+) -> Iterator[tuple[FakeOpenAI, str]]:
+    """The OpenAI-compatible fake with these models, requiring ``key`` (None: any, as a
+    self-hosted server); yields (server, its /v1 URL)."""
+    server = FakeOpenAI(key=key, models=models, **kwargs)
     with serve(server.app) as base:
         yield server, f"{base}/v1"
 
