@@ -3,10 +3,11 @@
 Prices change while a process runs: DeepSeek charges more at peak hours of the day,
 Gemini's prices change on a date, a cache read costs a fraction of a fresh input token.
 So an entry keeps *where* its prices come from (its model in the ``genai-prices``
-library) and every call is priced at its own time with the library's prices for that
-moment; cache reads are charged at the cache price. The catalogue's ``prices`` table
+library) and every call is priced at its own time by the library itself
+(``genai_prices.calc_price``: the prices for that moment, long-prompt tiers, cache reads at
+the cache price, audio tokens at the audio price). The catalogue's ``prices`` table
 overrides, field by field, only what the library does not know (or prices an entry the
-library has never heard of).
+library has never heard of); such entries are priced here from the same fields.
 """
 
 from __future__ import annotations
@@ -92,7 +93,12 @@ class Prices:
         ``usage.input_tokens`` counts every input token; of those, ``cache_read_tokens``
         cost the cache price and ``audio_tokens`` the audio price (the input price when the
         model has no separate one, as Gemini 3.x Flash)."""
-        price = self.at(when or utc_now())
+        when = when or utc_now()
+        if self.ref is not None and not self.overrides:
+            library = _library_cost(self.ref, usage, audio_tokens, when)
+            if library is not None:
+                return library
+        price = self.at(when)
         cached = min(max(0, usage.cache_read_tokens), usage.input_tokens)
         audio = min(max(0, audio_tokens), usage.input_tokens - cached)
         text_input = max(0, usage.input_tokens - cached - audio)
@@ -177,6 +183,33 @@ def _library_values(ref: tuple[str, str], when: datetime) -> dict[str, float]:
         "audio_input_per_mtok": per("input_audio_mtok"),
         "per_audio_minute": per("input_audio_hours") / 60 or per("audio_hours") / 60,
     }
+
+
+def _library_cost(
+    ref: tuple[str, str], usage: Usage, audio_tokens: int, when: datetime
+) -> float | None:
+    """The library's own price of the call (None if it cannot price this usage)."""
+    from genai_prices import Usage as LibraryUsage
+    from genai_prices import calc_price
+
+    counts: dict[str, int | float] = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": min(usage.cache_read_tokens, usage.input_tokens),
+        "input_audio_tokens": audio_tokens,
+    }
+    if usage.audio_seconds:  # models priced by the minute of audio (transcription)
+        counts["audio_seconds"] = counts["input_audio_seconds"] = usage.audio_seconds
+    try:
+        found = calc_price(
+            LibraryUsage(**{k: v for k, v in counts.items() if v}),
+            ref[1],
+            provider_id=ref[0],
+            genai_request_timestamp=when,
+        )
+    except (LookupError, ValueError, TypeError):
+        return None
+    return round(float(found.total_price), 8)
 
 
 def library_prices(raw: Mapping[str, Any], when: datetime | None = None) -> Prices | None:
