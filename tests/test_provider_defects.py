@@ -283,3 +283,27 @@ async def test_the_benchmark_output_counts_answers_without_tools(tmp_path, monke
         summary = await bench_run(args)
     assert summary["without_tools"] == {"all": 1}
     assert json.loads(out.read_text())[0]["without_tools"] is True
+
+
+async def test_a_responses_turn_with_text_and_a_call_goes_back_whole(store):
+    """Found by the SDK's request types: a turn that said something before its call went
+    back without the message item's required ``status`` (the old code dropped it)."""
+    spec = ToolSpec("events", "Name the sounds.", {"type": "object", "properties": {}})
+    with openai_fake({"gpt-6.1-sol": Strict(reasoning=True)}) as (server, url):
+        server.responses.extend(
+            [ResponsesReply(text="Let me listen.", summary="Check.", calls=[("events", "{}")]),
+             ResponsesReply(text="A dog.")]
+        )  # fmt: skip
+        _, config = shipped("planner", "gpt", url)
+        planner = OpenAIResponsesPlanner(config)
+        messages = [ChatMessage("user", "What is heard?")]
+        first = [c async for c in planner.stream_turn(messages, [spec])]
+        calls = [c for c in first if isinstance(c, ToolCallRequest)]
+        messages += [
+            ChatMessage("assistant", "Let me listen.", tool_calls=calls, raw=first[-1].raw),
+            ChatMessage("tool", "A dog.", tool_call_id=calls[0].id, name="events"),
+        ]
+        [c async for c in planner.stream_turn(messages, [spec])]
+    assert server.refused == []
+    sent = server.requests[-1].body["input"]
+    assert next(i for i in sent if i.get("type") == "message")["status"] == "completed"

@@ -233,9 +233,6 @@ def own_items(raw: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-_DROP = {"status"}  # output-only fields the input does not take back
-
-
 def to_input(messages: list[ChatMessage]) -> tuple[str | None, list[dict[str, Any]]]:
     """The history as Responses input items; system messages become the instructions."""
     instructions: list[str] = []
@@ -247,9 +244,8 @@ def to_input(messages: list[ChatMessage]) -> tuple[str | None, list[dict[str, An
             items.append({"role": "user", "content": message.content})
         elif message.role == "assistant":
             own = own_items(message.raw)
-            if own is not None:
-                for item in own:
-                    items.append({k: v for k, v in item.items() if k not in _DROP})
+            if own is not None:  # exactly as they came: a message item requires its status
+                items.extend(own)
                 continue
             if message.content:
                 items.append({"role": "assistant", "content": message.content})

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import typing
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -37,8 +38,7 @@ def typed_errors(
     args = typing.get_args(tp)
     if origin in (typing.Annotated, typing_extensions.Annotated):
         return typed_errors(value, args[0], path, extras)
-    if origin in (typing_extensions.Required, typing_extensions.NotRequired, typing.Required,
-                  typing.NotRequired):  # fmt: skip
+    if origin in _REQUIRED or origin in _NOT_REQUIRED:
         return typed_errors(value, args[0], path, extras)
     if tp in (Any, object) or isinstance(tp, typing.TypeVar):
         return []
@@ -83,7 +83,7 @@ def _typed_dict_errors(value: Any, tp: Any, path: str, extras: Extras) -> list[s
     errors = [f"{path}: unknown parameter {key!r}" for key in value if key not in allowed]
     errors += [
         f"{path}: missing required parameter {key!r}"
-        for key in getattr(tp, "__required_keys__", ())
+        for key in _required(tp, hints)
         if key not in value
     ]
     for key, item in value.items():
@@ -92,12 +92,53 @@ def _typed_dict_errors(value: Any, tp: Any, path: str, extras: Extras) -> list[s
     return errors
 
 
+_REQUIRED = {typing_extensions.Required, typing.Required}
+_NOT_REQUIRED = {typing_extensions.NotRequired, typing.NotRequired}
+
+
+def _required(tp: Any, hints: dict[str, Any]) -> set[str]:
+    """The keys a TypedDict requires. The SDK's modules use postponed annotations, so
+    ``__required_keys__`` misses ``Required[...]``: read it from the resolved hints."""
+    required = set(getattr(tp, "__required_keys__", ()))
+    for key, hint in hints.items():
+        origin = typing.get_origin(hint)
+        if origin in _REQUIRED:
+            required.add(key)
+        elif origin in _NOT_REQUIRED:
+            required.discard(key)
+    return required
+
+
+def _kind(value: Any) -> type:
+    return dict if isinstance(value, dict) else list if isinstance(value, list) else type(value)
+
+
 def _union_errors(value: Any, options: tuple[Any, ...], path: str, extras: Extras) -> list[str]:
     found = [typed_errors(value, option, path, extras) for option in options]
     if any(not errors for errors in found):
         return []
-    # report the branch that fits best (the one whose "type"/"role" matched)
-    return min(found, key=len)
+    # report the branch that fits best: of the value's own kind (an object, a list ...),
+    # then the one with the fewest complaints (usually the one whose "type" matched)
+    same_kind = [
+        errors
+        for option, errors in zip(options, found, strict=True)
+        if _shape(option) in (None, _kind(value))
+    ]
+    return min(same_kind or found, key=len)
+
+
+def _shape(tp: Any) -> type | None:
+    """The JSON kind a type stands for (None: any or unknown)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Annotated, typing_extensions.Annotated, *_REQUIRED, *_NOT_REQUIRED):
+        return _shape(typing.get_args(tp)[0])
+    if typing_extensions.is_typeddict(tp) or origin in (dict, Mapping):
+        return dict
+    if origin in (list, Iterable, Sequence) or getattr(origin, "__name__", "") == "SequenceNotStr":
+        return list
+    if tp in (str, int, float, bool):
+        return tp
+    return None
 
 
 def openai_errors(endpoint: str, body: dict[str, Any], extras: Extras | None = None) -> list[str]:
@@ -150,10 +191,17 @@ def gemini_errors(body: dict[str, Any]) -> list[str]:
             continue
         items = value if isinstance(value, list) else [value]
         for index, item in enumerate(items):
-            try:
-                getattr(types, model).model_validate_json(json.dumps(item))
-            except pydantic.ValidationError as exc:
-                for problem in exc.errors():
-                    where = ".".join(str(p) for p in problem["loc"])
-                    errors.append(f"{key}[{index}].{where}: {problem['msg']}")
+            # google-genai accepts an enum value it does not know with a warning (for newer
+            # API versions); the API itself refuses it, so here it is an error
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                try:
+                    getattr(types, model).model_validate_json(json.dumps(item))
+                except pydantic.ValidationError as exc:
+                    for problem in exc.errors():
+                        where = ".".join(str(p) for p in problem["loc"])
+                        errors.append(f"{key}[{index}].{where}: {problem['msg']}")
+            errors += [
+                f"{key}[{index}]: {w.message}" for w in seen if "is not a valid" in str(w.message)
+            ]
     return errors
