@@ -248,6 +248,9 @@ async def check_entry(
         check.status = "shuts_down"
         left = (date.fromisoformat(check.shutdown_date) - date.today()).days
         check.detail = f"{left} days left; pick its replacement in config/models.toml"
+    if check.status in ("works", "shuts_down"):  # what was checked, for the UI's list too
+        done = [check.exchange, f"price {check.price}" if check.price else ""]
+        check.detail = "; ".join(part for part in [*done, check.detail] if part)
     check.seconds = round(time.monotonic() - begun, 2)
     return check
 
