@@ -224,14 +224,15 @@ def _reasoning_message(state: _RunState, turn: _Turn, run_id: str) -> Message | 
     else:
         text, thinking = "".join(turn.parts), "".join(turn.thinking)
     done = turn.thought is not None or state.ended
-    if done and not text.strip() and not thinking.strip():
+    notice = _first_notice(state, turn)  # e.g. why there is no reasoning summary
+    if done and not text.strip() and not thinking.strip() and not notice:
         return None
     parts = []
     if thinking.strip():  # a reasoning model's own thinking, set apart as a quote
         parts.append("\n".join(f"> {line}" for line in md_escape(thinking.strip()).splitlines()))
     if text.strip():
         parts.append(md_escape(text.strip()))
-    if notice := _first_notice(state, turn):  # e.g. why there is no reasoning summary
+    if notice:
         parts.append(f"_{md_escape(notice)}_")
     duration = None
     if turn.thought is not None:

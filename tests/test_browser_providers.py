@@ -41,3 +41,76 @@ def test_check_models_button(app_server, page, tmp_path: Path, monkeypatch) -> N
     assert "tool round trip ok" in text  # the doctor's two-turn exchange, per planner
     assert "shuts down on 2027-01-20" in text
     assert "UNSET_KEY_FOR_DOCTOR" in text  # the entry without its key: what to set
+
+
+CHAT_CATALOGUE = """
+[[planner]]
+name = "sol"
+provider = "openai"
+api = "responses"
+label = "GPT (fake, organisation not verified)"
+model = "gpt-6.1-sol"
+base_url = "{base}/v1"
+key_env = "{key_env}"
+supports_temperature = false
+reasoning_effort = "medium"
+max_retries = 0
+
+[[planner]]
+name = "local"
+provider = "openai_compatible"
+label = "Local server (fake, sends no token counts)"
+model = "qwen"
+base_url = "{base}/v1"
+key_env = "{key_env}"
+max_retries = 0
+
+[[tool]]
+name = "speech_activity"
+provider = "local"
+"""
+
+
+def test_the_chat_says_why_no_summary_no_tool_and_no_token_counts(  # type: ignore[no-untyped-def]
+    app_server, page, tmp_path: Path, monkeypatch
+) -> None:
+    """What the providers changed is shown, not hidden: the reasoning panel says why there is
+    no summary (unverified organisation), an answer made without any tool call says it is a
+    text-only guess, and a server that sent no token counts is "tokens not reported"."""
+    from tests.browser_kit import DOG_CLIP, fill_question, pick, upload, wait_for_count
+    from tests.fake_openai import Reply, Strict
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    fake = FakeOpenAI(key=KEY, models={
+        "gpt-6.1-sol": Strict(reasoning=True, refuse_summary=True),
+        "qwen": Strict(flavor="vllm", usage_in_stream=False),
+    })  # fmt: skip
+    fake.responses.extend(
+        [ResponsesReply(calls=[("speech_activity", "{}")]),
+         ResponsesReply(text="<answer>A dog barks.</answer>")]
+    )  # fmt: skip
+    fake.chat_fn = lambda body: Reply(text="<answer>Surely a dog.</answer>")
+    with serve(fake.app) as base:
+        config = tmp_path / "models.toml"
+        config.write_text(CHAT_CATALOGUE.format(base=base, key_env=KEY_ENV))
+        open_app(page, app_server(registry=Registry(config, env={KEY_ENV: KEY})))
+        pick(page, "planner", "GPT (fake, organisation not verified)")
+        upload(page, DOG_CLIP)
+        fill_question(page, "What animal is heard?")
+        page.locator("#ask").click()
+        wait_for_count(page, "#chat", "Answer:", 1)
+        chat = page.locator("#chat")
+        chat.locator(".thought-group .title").filter(has_text="Reasoning").first.click()
+        wait_for_count(page, "#chat", "No reasoning summary", 1)
+        pick(page, "planner", "Local server (fake, sends no token counts)")
+        fill_question(page, "And which animal is it, really?")
+        page.locator("#ask").click()
+        wait_for_count(page, "#chat", "Answer:", 2)
+        wait_for_count(page, "#chat", "tokens not reported", 1)
+        text = chat.inner_text()
+        shot = tmp_path / "provider-notices.png"
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"screenshot: {shot}")
+    assert "must be verified" in text and text.count("No reasoning summary") == 1
+    assert "No tool was called" in text and "text-only guess" in text
+    assert fake.refused == ["summary_unverified"]
