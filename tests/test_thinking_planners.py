@@ -158,3 +158,26 @@ async def test_caption_first_never_sends_a_call_the_model_did_not_make(store, to
     second = server.chat_bodies()[1]["messages"]
     [own] = [m for m in second if m.get("tool_calls")]
     assert own["reasoning_content"] == "Ask about the animal."
+
+
+async def test_a_model_not_marked_thinking_gets_no_reasoning_back(store, tone_wav):
+    """Servers that are not marked ``thinking`` may refuse a field they do not know (the
+    fake plays OpenAI, whose request types have no ``reasoning_content``)."""
+    with openai_fake({"m": Strict()}) as (server, url):
+        config = ModelConfig.from_entry(
+            {
+                "name": "plain",
+                "provider": "openai_compatible",
+                "model": "m",
+                "base_url": url,
+                "key_env": "FAKE_OPENAI_KEY",
+            },  # fmt: skip
+            {"FAKE_OPENAI_KEY": KEY},
+        )
+        server.chat.extend(two_turns(Reply(reasoning="Hmm.", tool_calls=[("events", "{}")])))
+        events = await run(
+            OpenAICompatPlanner(config), [ScriptedTool("events", "A dog.")], store,
+            store.add_file(tone_wav),
+        )  # fmt: skip
+    assert events[-1].type == "run_finished", events[-1]
+    assert server.refused == []

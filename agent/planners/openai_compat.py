@@ -5,8 +5,10 @@ OpenRouter) through the ``openai`` SDK. OpenAI's own models use the Responses AP
 Streams text; native function calling with tool-call deltas assembled by index, or, for
 endpoints without it (``function_calling = false`` in the catalogue), the tag protocol.
 Reasoning that the endpoint returns separately (``reasoning_content``, ``reasoning``,
-``reasoning_details``) is streamed as reasoning and sent back next to the turn's tool calls
-(``agent.planners.reasoning_echo``): thinking models refuse the next request without it.
+``reasoning_details``) is streamed as reasoning; for entries marked ``thinking = true`` (or
+with a ``reasoning_field``) it is sent back next to the turn's tool calls
+(``agent.planners.reasoning_echo``): thinking models refuse the next request without it,
+while other servers may refuse a field they do not know.
 A tool call the app made for the model (``caption_first``'s opening caption) has no
 reasoning to send back; for a thinking model (``thinking = true``) it goes to the model as
 a note with its result instead of as a call it never made.
@@ -244,7 +246,9 @@ class OpenAICompatPlanner:
             ]
         if item["content"] is None and "tool_calls" not in item:
             item["content"] = ""
-        if message.tool_calls:  # reasoning goes back where the model acted on it
+        if message.tool_calls and (self.config.thinking or self.config.reasoning_field):
+            # the catalogue says the server takes the reasoning back (others may refuse an
+            # unknown field): it goes back where the model acted on it
             attach(
                 item,
                 message.raw,

@@ -5,8 +5,9 @@ reasoning in a field beside the message (``reasoning_content``, or ``reasoning``
 vLLM); OpenRouter returns ``reasoning_details`` (a list of typed blocks, some encrypted).
 DeepSeek and Kimi refuse the next request when an assistant message with tool calls comes
 back without its reasoning; OpenRouter passes the same refusal on from the provider behind
-it. So a turn's reasoning is recorded exactly as it arrived (``TurnEnd.raw``) and
-``attach`` puts it back on that assistant message, in the field it came in.
+it. So a turn's reasoning is recorded exactly as it arrived (``TurnEnd.raw``) and, for an
+entry the catalogue marks ``thinking = true``, ``attach`` puts it back on that assistant
+message, in the field it came in (or the entry's ``reasoning_field``).
 
 Sources: https://api-docs.deepseek.com/guides/thinking_mode (tool calls: "the
 reasoning_content must be fully passed back to the API in all subsequent requests"),
