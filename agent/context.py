@@ -231,7 +231,7 @@ class RunContext:
         turn = self.turns
         text: list[str] = []
         reasoning: list[str] = []
-        usage, cost = ev.Usage(), 0.0
+        usage, cost, notice = ev.Usage(), 0.0, ""
         kwargs: dict[str, Any] = {"force_answer": force}
         if temperature is not None:
             kwargs["temperature"] = temperature
@@ -261,7 +261,7 @@ class RunContext:
                 )
             elif isinstance(chunk, TurnEnd):
                 self.totals.add(chunk.usage, chunk.cost)
-                usage, cost, out.raw = chunk.usage, chunk.cost, chunk.raw
+                usage, cost, out.raw, notice = chunk.usage, chunk.cost, chunk.raw, chunk.notice
         out.text = "".join(text)
         out.reasoning = "".join(reasoning)
         if force:
@@ -274,6 +274,7 @@ class RunContext:
             step=step,
             usage=usage,
             cost=cost,
+            notice=notice,
         )
 
     # -- tools -------------------------------------------------------------------------------
@@ -593,5 +594,6 @@ class RunContext:
             rationale=final.rationale if final else strip_answer(text),
             forced=forced,
             guess=bool(final and final.guess),
+            without_tools=self.totals.calls == 0,  # a text-only guess, not evidence
         )
         return self.answer
