@@ -1,0 +1,207 @@
+"""Where the (question, configuration) runs execute; each yields outcomes as they finish.
+
+- ``local`` (the default): a pool of ``concurrency`` worker processes on this machine, each
+  with its own models. Workers die with the command (Linux: the parent-death signal), so a
+  killed benchmark leaves nothing running that could still write.
+- ``inline``: this process, ``concurrency`` runs at once on one event loop: cheapest for
+  remote planners (one copy of everything), and what tests and debuggers want.
+- ``ray``: ``concurrency`` actors on a Ray cluster (``--address auto`` joins the running one;
+  none starts a local Ray). Every node needs this checkout and its environment at the same
+  path, the audio at the same path, and the database reachable (PostgreSQL when the workers
+  are on other machines: ``AUDIO_AGENT_DB_URL``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from bench.plan import Task
+from bench.worker import BenchWorker, Outcome, WorkerEnv
+
+REPO = Path(__file__).resolve().parent.parent
+EXECUTORS = ("local", "inline", "ray")
+
+
+class Executor(Protocol):
+    def run(self, tasks: Iterable[Task]) -> Iterator[Outcome]: ...
+
+    def close(self) -> None: ...
+
+
+# ---------------------------------------------------------------------------- inline
+
+
+class InlineExecutor:
+    """Tasks on one event loop (its own thread, kept for the executor's life: clients of
+    remote models stay on the loop they were made on), ``concurrency`` at once."""
+
+    def __init__(self, worker: BenchWorker, concurrency: int = 1) -> None:
+        self.worker = worker
+        self.concurrency = max(1, concurrency)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
+        results: queue.Queue[Outcome | BaseException | None] = queue.Queue()
+        todo = list(tasks)
+
+        async def drive() -> None:
+            gate = asyncio.Semaphore(self.concurrency)
+
+            async def one(task: Task) -> None:
+                async with gate:
+                    try:
+                        results.put(await self.worker.run_async(task))
+                    except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                        results.put(exc)
+
+            await asyncio.gather(*(one(t) for t in todo))
+
+        done = asyncio.run_coroutine_threadsafe(drive(), self.loop)
+        done.add_done_callback(lambda _: results.put(None))
+        try:
+            while (got := results.get()) is not None:
+                if isinstance(got, BaseException):
+                    raise got
+                yield got
+        finally:
+            done.cancel()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.worker.close()
+
+
+# ---------------------------------------------------------------------------- local processes
+
+_WORKER: BenchWorker | None = None
+
+
+def _die_with_parent() -> None:
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the call
+            os._exit(1)
+
+
+def _init_worker(env: WorkerEnv) -> None:
+    global _WORKER
+    _die_with_parent()
+    _WORKER = BenchWorker(env, running=4)
+
+
+def _run_in_worker(task: Task) -> Outcome:
+    assert _WORKER is not None
+    return _WORKER.run(task)
+
+
+class ProcessExecutor:
+    """``concurrency`` worker processes (started fresh: nothing of this process is forked)."""
+
+    def __init__(self, env: WorkerEnv, concurrency: int = 1) -> None:
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=max(1, concurrency),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(env,),
+        )
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
+        futures = [self.pool.submit(_run_in_worker, t) for t in tasks]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ---------------------------------------------------------------------------- Ray
+
+
+class RayExecutor:
+    """``concurrency`` Ray actors, each a ``BenchWorker``; tasks go to whichever is free."""
+
+    def __init__(
+        self,
+        env: WorkerEnv,
+        concurrency: int = 1,
+        *,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        actor_cpus: float = 1.0,
+    ) -> None:
+        try:
+            import ray
+            from ray.util import ActorPool
+        except ImportError as exc:
+            raise SystemExit(
+                "--executor ray needs Ray: pip install -r requirements-scale.txt"
+            ) from exc
+        self.ray = ray
+        self.started_here = not ray.is_initialized()
+        if self.started_here:
+            path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+            ray.init(
+                address=address,
+                num_cpus=num_cpus if address is None else None,
+                include_dashboard=False,
+                log_to_driver=False,
+                runtime_env={"env_vars": {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}},
+            )
+        actor = ray.remote(num_cpus=actor_cpus)(_RayWorker)
+        self.actors = [actor.remote(env) for _ in range(max(1, concurrency))]
+        self.pool = ActorPool(self.actors)
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
+        yield from self.pool.map_unordered(lambda a, t: a.run.remote(t), list(tasks))
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
+        if self.started_here:
+            self.ray.shutdown()
+
+
+class _RayWorker:
+    def __init__(self, env: WorkerEnv) -> None:
+        self.worker = BenchWorker(env, running=4)
+
+    def run(self, task: Task) -> Outcome:
+        return self.worker.run(task)
+
+
+def make_executor(
+    kind: str,
+    env: WorkerEnv,
+    concurrency: int,
+    *,
+    inline_worker: BenchWorker | None = None,
+    address: str | None = None,
+    num_cpus: int | None = None,
+) -> Any:
+    if kind == "inline":
+        return InlineExecutor(inline_worker or BenchWorker(env), concurrency)
+    if kind == "local":
+        return ProcessExecutor(env, concurrency)
+    if kind == "ray":
+        return RayExecutor(env, concurrency, address=address, num_cpus=num_cpus)
+    raise ValueError(f"Unknown executor {kind!r}; one of {', '.join(EXECUTORS)}.")
