@@ -472,7 +472,7 @@ class BenchResult(Base):
         comment="The question's message in the conversation (a rerun answers the same one).",
     )
     score: Mapped[dict[str, Any] | None] = mapped_column(
-        JSON,
+        JSON(none_as_null=True),  # None is SQL NULL (not JSON null): "not scored yet"
         nullable=True,
         comment="The scores (bench.scoring.Score) once its run ended: prediction, token "
         "rule, exact choice, MMAU-Pro match or judge, guess, tool calls; NULL before.",
