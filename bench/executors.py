@@ -159,13 +159,15 @@ class RayExecutor:
         self.ray = ray
         self.started_here = not ray.is_initialized()
         if self.started_here:
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray reports nothing home
             path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+            local = {"num_cpus": num_cpus, "_node_ip_address": "127.0.0.1"} if not address else {}
             ray.init(
                 address=address,
-                num_cpus=num_cpus if address is None else None,
                 include_dashboard=False,
                 log_to_driver=False,
                 runtime_env={"env_vars": {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}},
+                **local,
             )
         actor = ray.remote(num_cpus=actor_cpus)(_RayWorker)
         self.actors = [actor.remote(env) for _ in range(max(1, concurrency))]
