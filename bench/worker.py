@@ -147,23 +147,25 @@ class BenchWorker:
     async def score(self, task: Task, events: list[ev.Event]) -> dict[str, Any]:
         """Score a run from its events (also a stored run whose score was never written)."""
         facts = run_facts(events)
-        verdict = None
+        verdict, why = None, None
         if task.item.kind == "open" and task.judge and facts.failed is None:
-            verdict = await self.verdict(task, facts.prediction)
-        return score_item(
-            task.item, facts, similarity=self.registry.similarity, verdict=verdict
-        ).public()
+            verdict, why = await self.verdict(task, facts.prediction)
+        score = score_item(task.item, facts, similarity=self.registry.similarity, verdict=verdict)
+        if why:
+            score.not_scored = why
+        return score.public()
 
-    async def verdict(self, task: Task, response: str) -> dict[str, Any] | None:
+    async def verdict(self, task: Task, response: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The judge's verdict, or why there is none (reported as not scored)."""
         assert task.judge is not None
         try:
             found = await judge(
                 self.registry.planner(task.judge), task.item.question, task.item.answer, response
             )
-        except PlannerError as exc:  # reported as not scored, with the reason
+        except PlannerError as exc:
             log.warning("judge failed on %s: %s", task.item.id, exc)
-            return None
-        return found.public()
+            return None, f"the judge failed: {exc}"
+        return found.public(), None
 
     def close(self) -> None:
         self.service.close()
