@@ -195,6 +195,8 @@ class BenchmarkView:
 
     def trace(self, bench_run_id: str, run_id: str, owner: str) -> list[ev.Event]:
         """A question's events, if the run belongs to this benchmark run and it is visible."""
-        if not any(r.run_id == run_id for r in self.rows(bench_run_id, owner)):
+        if self.get(bench_run_id, owner) is None:
+            return []
+        if self.records.row_for_run(bench_run_id, run_id) is None:
             return []
         return self.service.store.run_events(run_id)

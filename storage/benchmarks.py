@@ -192,6 +192,18 @@ class BenchRecords:
         with self._engine.connect() as conn:
             return [ResultRow(**r._mapping) for r in conn.execute(stmt)]
 
+    def row_for_run(self, bench_run_id: str, run_id: str) -> ResultRow | None:
+        """The row of a benchmark run answered by ``run_id`` (None: not one of its runs)."""
+        stmt = (
+            select(BenchResult.__table__, Run.status.label("run_status"))
+            .join(Run, Run.id == BenchResult.run_id)
+            .where(BenchResult.bench_run_id == bench_run_id, BenchResult.run_id == run_id)
+            .limit(1)
+        )
+        with self._engine.connect() as conn:
+            row = conn.execute(stmt).first()
+        return ResultRow(**row._mapping) if row is not None else None
+
     def ended_by_key(self, run_keys: Iterable[str]) -> dict[str, ResultRow]:
         """For each key, a scored row of any benchmark run whose run ended (to reuse)."""
         keys = list(dict.fromkeys(run_keys))

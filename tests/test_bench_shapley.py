@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.analyse import pareto_front
-from bench.shapley import (
+from backend.bench_analysis import pareto_front
+from backend.shapley import (
     all_orderings,
     coalitions,
     exact_shapley,
