@@ -135,7 +135,7 @@ class ConfigSummary:
 
 def config_label(config: dict[str, Any]) -> str:
     tools = config.get("tools") or []
-    tools_text = "no tools" if not tools else f"{len(tools)} tools"
+    tools_text = "no tools" if not tools else f"{len(tools)} tool" + ("s" if len(tools) > 1 else "")
     seed = config.get("seed")
     return " · ".join(
         str(p)

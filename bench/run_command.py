@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.registry import Registry, UnavailableError
+from backend.benchmarks import config_label
 from bench.executors import EXECUTORS, make_executor
 from bench.formats import BENCHMARKS, FormatError, Item, load_items, write_predictions
 from bench.plan import TEXT_ONLY, Config
@@ -190,9 +191,8 @@ def run(args: argparse.Namespace, registry: Registry | None = None) -> dict[str,
             args.shuffle_choices,
         )
         missing = [i.id for i in items if not i.runnable]
-        name = args.name or f"{args.questions.stem} · {planner} · {args.strategy} · " + (
-            f"{len(tools)} tools" if tools else "no tools"
-        )
+        config_name = config_label(config.public())
+        name = args.name or f"{args.questions.stem} · {config_name}"
         bench = Bench(driver)
         info, new = bench.open(
             kind="run",

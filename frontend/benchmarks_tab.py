@@ -29,8 +29,8 @@ TAB_ID = "benchmarks"
 QUESTION_COLUMNS = ["question", "answer", "prediction", "score", "guess", "tool calls", "s"]
 CLICK_JS = """
 const hook = () => document.querySelectorAll(".bench-plot .js-plotly-plot").forEach((plot) => {
-  if (plot.__benchClicks || typeof plot.on !== "function") return;
-  plot.__benchClicks = true;
+  if (plot.dataset.benchClicks || typeof plot.on !== "function") return;
+  plot.dataset.benchClicks = "1";
   plot.on("plotly_click", (data) => {
     const point = data && data.points && data.points[0];
     const key = point && (Array.isArray(point.customdata) ? point.customdata[0] : point.customdata);
@@ -38,6 +38,7 @@ const hook = () => document.querySelectorAll(".bench-plot .js-plotly-plot").forE
   });
 });
 new MutationObserver(hook).observe(document.body, { childList: true, subtree: true });
+setInterval(hook, 1000);  // a figure drawn again without a change of the page's elements
 hook();
 """
 EMPTY = (
