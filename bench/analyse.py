@@ -48,7 +48,10 @@ def add_parsers(commands: Any) -> None:
         action="store_true",
         help="each sampled ordering also reversed (lower variance)",
     )
-    attribution.add_argument("--seed", type=int, default=0, help="orderings and run seed")
+    attribution.add_argument("--seed", type=int, default=0, help="seed of the sampled orderings")
+    attribution.add_argument(
+        "--run-seed", type=int, default=0, help="seed of the runs (the same for every subset)"
+    )
     attribution.add_argument("--out", type=Path, default=None)
 
     ablation = kinds.add_parser("ablation", help="planners x strategies over seeds")
@@ -104,7 +107,7 @@ def attribution(args: argparse.Namespace, registry: Any = None) -> dict[str, Any
             players, args.permutations, args.seed, antithetic=args.antithetic
         )
         configs = [
-            Config(args.planner, args.strategy, tuple(sorted(c)), args.seed, args.budget)
+            Config(args.planner, args.strategy, tuple(sorted(c)), args.run_seed, args.budget)
             for c in coalitions(orderings)
         ]
         bench = Bench(driver)
@@ -120,6 +123,7 @@ def attribution(args: argparse.Namespace, registry: Any = None) -> dict[str, Any
                 "planner": args.planner,
                 "strategy": args.strategy,
                 "seed": args.seed,
+                "run_seed": args.run_seed,
                 "limit": args.limit,
                 "budget": args.budget,
                 "missing_audio": [i.id for i in items if not i.runnable],

@@ -190,6 +190,12 @@ def test_attribution_runs_each_subset_once_and_matches_the_exact_values(tmp_path
     assert (out / "pareto.png").is_file()
     again = analyse.attribution(args, registry=reg)
     assert again["runs"]["ran"] == 0
+    # other orderings (another --seed): the subsets run before are reused, not run again
+    args.seed = 5
+    other = analyse.attribution(args, registry=reg)
+    assert other["bench_run"] != result["bench_run"]
+    assert other["runs"]["reused"] == other["runs"]["planned"] - other["runs"]["ran"]
+    assert other["runs"]["reused"] > 0 and other["shapley"] == result["shapley"]
 
 
 def test_ablation_has_a_text_only_baseline_per_planner(tmp_path: Path):
