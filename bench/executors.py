@@ -22,10 +22,12 @@ import signal
 import sys
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
 from bench.plan import Task
+from bench.scoring import RunFacts, Score
 from bench.worker import BenchWorker, Outcome, WorkerEnv
 
 REPO = Path(__file__).resolve().parent.parent
@@ -111,27 +113,76 @@ def _run_in_worker(task: Task) -> Outcome:
 
 
 class ProcessExecutor:
-    """``concurrency`` worker processes (started fresh: nothing of this process is forked)."""
+    """``concurrency`` worker processes (started fresh: nothing of this process is forked).
+
+    A worker that dies (a crash in a model's native code) breaks the pool: a new pool takes
+    the questions that were in flight, and a question in flight during two deaths is
+    reported as crashed (``crashed_outcome``) instead of taking the benchmark down."""
 
     def __init__(self, env: WorkerEnv, concurrency: int = 1) -> None:
-        self.pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=max(1, concurrency),
+        self.env = env
+        self.concurrency = max(1, concurrency)
+        self.pool = self._pool()
+
+    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        return concurrent.futures.ProcessPoolExecutor(
+            max_workers=self.concurrency,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(env,),
+            initargs=(self.env,),
         )
 
     def run(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
-        futures = [self.pool.submit(_run_in_worker, t) for t in tasks]
+        """At most ``concurrency`` tasks in flight, so a death blames only those running."""
+        waiting = list(tasks)[::-1]
+        deaths: dict[int, int] = {}
+        running: dict[concurrent.futures.Future[Outcome], Task] = {}
         try:
-            for future in concurrent.futures.as_completed(futures):
-                yield future.result()
+            while waiting or running:
+                while waiting and len(running) < self.concurrency:
+                    task = waiting.pop()
+                    running[self.pool.submit(_run_in_worker, task)] = task
+                finished, _ = concurrent.futures.wait(
+                    running, return_when=concurrent.futures.FIRST_COMPLETED
+                )
+                broken = False
+                for future in finished:
+                    task = running.pop(future)
+                    try:
+                        yield future.result()
+                    except concurrent.futures.process.BrokenProcessPool:
+                        broken = True
+                        deaths[task.result_id] = deaths.get(task.result_id, 0) + 1
+                        if deaths[task.result_id] >= 2:
+                            yield crashed_outcome(task)
+                        else:
+                            waiting.append(task)
+                if broken:  # the others in flight died with it: they go again
+                    for task in running.values():
+                        deaths[task.result_id] = deaths.get(task.result_id, 0) + 1
+                        waiting.append(task)
+                    running.clear()
+                    self.pool.shutdown(wait=False, cancel_futures=True)
+                    self.pool = self._pool()
         finally:
-            for future in futures:
+            for future in running:
                 future.cancel()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def crashed_outcome(task: Task) -> Outcome:
+    """A question whose worker process died twice: wrong, with the reason (scored so)."""
+    reason = "the worker process died on this question (a crash in native code)"
+    choice = bool(task.item.choices)
+    score = Score(
+        task.item.kind, 0.0, correct=False, not_scored=None,
+        token=False if choice and task.item.benchmark != "mmau-pro" else None,
+        exact=False if choice else None,
+        facts={**asdict(RunFacts(status="failed", failed=reason)), "crashed": True},
+    ).public()  # fmt: skip
+    return Outcome(task.result_id, None, score, error=reason)
 
 
 # ---------------------------------------------------------------------------- Ray

@@ -131,9 +131,9 @@ class Bench:
         rescored = reused = 0
         for row in rows:
             ended = row.run_status in ENDED_STATUSES
-            if retry_failed and row.run_status == "failed":
+            if retry_failed and (row.run_status == "failed" or _crashed(row)):
                 todo.append(row)
-            elif row.score is not None and (ended or row.run_status is None):
+            elif row.score is not None and (ended or row.run_status is None or _crashed(row)):
                 done.append(row)
             elif ended and row.run_id is not None:
                 row.score = self._rescore(row, by_id[row.item_id], judge)
@@ -173,6 +173,8 @@ class Bench:
             try:
                 for outcome in runner.run(tasks):
                     ran += 1
+                    if outcome.run_id is None and outcome.error:  # no worker wrote it
+                        self.records.set_score(outcome.result_id, outcome.score)
                     progress.advance(outcome.score)
                     leader = leaders[outcome.result_id]
                     for row in followers.pop(leader.run_key, []):
@@ -206,3 +208,7 @@ class Bench:
         score = self.worker.run_coroutine(self.worker.score(task, events))
         self.records.set_score(row.id, score)
         return score
+
+
+def _crashed(row: ResultRow) -> bool:
+    return bool(((row.score or {}).get("facts") or {}).get("crashed"))
