@@ -78,8 +78,13 @@ def config_report(rows: Sequence[ResultRow], benchmark: str) -> dict[str, Any]:
         "accuracy": _pct(values),
         "failed_runs": sum(1 for f in facts if f.get("failed")),
         "guesses": sum(1 for f in facts if f.get("guess")),
-        "no_tool_calls": sum(1 for f in facts if not f.get("tool_calls")),
-        "per_question": {k: _spread([float(f.get(k) or 0) for f in facts]) for k in PER_QUESTION},
+        "no_tool_calls": sum(1 for f in facts if not f.get("tool_calls") and not f.get("crashed")),
+        # a crashed question's run never finished: nothing to time or count
+        "per_question": {
+            k: _spread([float(f.get(k) or 0) for f in facts if not f.get("crashed")])
+            for k in PER_QUESTION
+        },
+        "crashed": sum(1 for f in facts if f.get("crashed")),
         "total_cost": sum(float(f.get("cost") or 0) for f in facts),
     }
     exact = [bool(r.score["exact"]) for r in scored if r.score and r.score.get("exact") is not None]
