@@ -361,3 +361,120 @@ class ShareLink(Base):
         comment="The shared conversation; one live link per conversation.",
     )
     created_at: Mapped[datetime] = _ts("When the link was made (UTC).")
+
+
+class BenchRun(Base):
+    __tablename__ = "bench_runs"
+    __table_args__ = (
+        Index("ix_bench_runs_owner_created_at", "owner", "created_at"),
+        {
+            "comment": "One benchmark run, attribution or ablation (python -m bench): its "
+            "configuration. Each question's run is an ordinary run of the conversation it "
+            "names; bench_results links them."
+        },
+    )
+
+    id: Mapped[str] = mapped_column(
+        String(32), primary_key=True, default=new_id, comment="uuid4 hex"
+    )
+    owner: Mapped[str] = mapped_column(
+        String(255),
+        default=DEFAULT_OWNER,
+        comment="Whose it is: its conversation's owner. 'local' (the CLI's default) is "
+        "shown to everyone in the Benchmarks tab; any other owner only to that owner.",
+    )
+    kind: Mapped[str] = mapped_column(
+        String(16), comment="run (bench run) | attribution (Shapley) | ablation (bench analyse)."
+    )
+    name: Mapped[str] = mapped_column(SafeText, default="", comment="Label shown in reports.")
+    benchmark: Mapped[str] = mapped_column(
+        String(16), comment="Format of the questions file: mmau | mmar | mmau-pro | demo."
+    )
+    questions_path: Mapped[str] = mapped_column(
+        SafeText, comment="The questions file as given on the command line (resolved)."
+    )
+    questions_sha256: Mapped[str] = mapped_column(
+        String(64), comment="sha256 of the questions file's bytes when the run started."
+    )
+    fingerprint: Mapped[str] = mapped_column(
+        String(64),
+        index=True,
+        comment="sha256 of kind, questions and configuration: the same command again "
+        "continues the unfinished run with this fingerprint instead of starting anew.",
+    )
+    config: Mapped[dict[str, Any]] = mapped_column(
+        JSON,
+        comment="Everything that was asked for: planners, strategies, tools, seeds, "
+        "budget, limit, judge, executor.",
+    )
+    conversation_id: Mapped[str | None] = mapped_column(
+        String(32),
+        ForeignKey("conversations.id", ondelete="SET NULL"),
+        nullable=True,
+        comment="The conversation holding its questions and their runs (NULL once deleted).",
+    )
+    total: Mapped[int] = mapped_column(
+        Integer, default=0, comment="Planned (question, configuration) runs."
+    )
+    created_at: Mapped[datetime] = _ts("When it was started (UTC).")
+    finished_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True),
+        nullable=True,
+        comment="When every planned run had its result (UTC); NULL while unfinished.",
+    )
+
+
+class BenchResult(Base):
+    __tablename__ = "bench_results"
+    __table_args__ = (
+        UniqueConstraint("bench_run_id", "item_id", "config_key"),
+        {
+            "comment": "One question under one configuration of a benchmark run: the run "
+            "that answered it and its score."
+        },
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bench_run_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("bench_runs.id", ondelete="CASCADE"), index=True
+    )
+    item_id: Mapped[str] = mapped_column(
+        String(255), comment="The question's id in the benchmark file (or its position)."
+    )
+    config_key: Mapped[str] = mapped_column(
+        String(64), comment="sha256 of the configuration (planner, strategy, tools, seed, budget)."
+    )
+    run_key: Mapped[str] = mapped_column(
+        String(64),
+        index=True,
+        comment="sha256 of the question (audio sha256s, text, choices, answer) and the "
+        "configuration: identical runs are never repeated, across benchmark runs.",
+    )
+    config: Mapped[dict[str, Any]] = mapped_column(
+        JSON, comment="planner, strategy, tools (sorted), seed, budget."
+    )
+    labels: Mapped[dict[str, Any]] = mapped_column(
+        JSON,
+        comment="The question's answer and groups (task, category, sub-category, "
+        "difficulty, modality) copied from the benchmark file, for reports without it.",
+    )
+    run_id: Mapped[str | None] = mapped_column(
+        String(128),
+        ForeignKey("runs.id", ondelete="SET NULL"),
+        nullable=True,
+        comment="The run that answered it (set before it starts; NULL before, or once "
+        "deleted). A run of another benchmark run with the same run_key is reused.",
+    )
+    message_id: Mapped[str | None] = mapped_column(
+        String(32),
+        ForeignKey("messages.id", ondelete="SET NULL"),
+        nullable=True,
+        comment="The question's message in the conversation (a rerun answers the same one).",
+    )
+    score: Mapped[dict[str, Any] | None] = mapped_column(
+        JSON(none_as_null=True),  # None is SQL NULL (not JSON null): "not scored yet"
+        nullable=True,
+        comment="The scores (bench.scoring.Score) once its run ended: prediction, token "
+        "rule, exact choice, MMAU-Pro match or judge, guess, tool calls; NULL before.",
+    )
+    created_at: Mapped[datetime] = _ts("When it was planned (UTC).")
