@@ -18,6 +18,9 @@ from agent.strategies import STRATEGY_LABELS
 from agent.tools.base import Tool
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
+# The bundled offline tools (the players of `python -m bench analyse attribution`).
+LOCAL_TOOLS = ("transcribe", "speech_activity", "sound_events", "music_analysis", "signal_stats",
+               "speakers", "clip")  # fmt: skip
 # Providers whose adapters exist in this version; others are listed but not selectable.
 IMPLEMENTED_PROVIDERS = {"local", "openai", "openai_compatible", "gemini", "ddgs", "tavily"}
 TOOL_INTERFACES = {"audio_chat", "transcription", "gemini_audio", "web_search"}
