@@ -55,6 +55,8 @@ from agent.answer import Similarity
 from agent.audio import AudioStore
 from agent.run import RunRequest, is_paid, run_question
 from agent.tools.base import ToolCache
+from backend import faults, leases
+from backend.clients import UNKNOWN, RateWindow
 from storage import Store
 from storage.repo import INTERRUPTED_ERROR
 from storage.schemas import RunInfo
@@ -84,6 +86,8 @@ class RunLimits:
     owner_runs_per_minute: int = 60
     owner_max_running: int = 8  # running or queued, per owner (a compare run counts each)
     owner_daily_usd: float | None = None  # remote spend per owner per UTC day
+    address_runs_per_minute: int = 0  # per client address (limits that a cookie cannot dodge)
+    address_max_running: int = 0  # running or queued per address: no address fills the queue
 
 
 class RunRefused(Exception):
@@ -102,6 +106,7 @@ class Ticket:
 
     owner: str
     count: int
+    address: str = UNKNOWN
     used: bool = False
 
 
@@ -125,9 +130,10 @@ class _Group:
 class _LiveRun:
     """One run in this process: its task, its unwritten events and its followers."""
 
-    def __init__(self, request: RunRequest, owner: str, group: _Group) -> None:
+    def __init__(self, request: RunRequest, owner: str, group: _Group, address: str) -> None:
         self.request = request
         self.owner = owner
+        self.address = address
         self.group = group
         self.run_id = request.run_id
         self.last_seq = 0  # of the last event produced
@@ -142,6 +148,7 @@ class _LiveRun:
         self.ended_as: str | None = None  # the kind of the run_failed the manager added
         self.slot: asyncio.Future[None] | None = None  # set while waiting in the queue
         self.position = 0  # in the queue, as last announced
+        self.rank = 0  # runs of its address waiting ahead of it when it joined the queue
         self.subscribers: set[_Subscriber] = set()
 
 
@@ -159,6 +166,7 @@ class RunManager:
         worker_id: str | None = None,
         heartbeat_s: float = 2.0,
         lease_s: float = 15.0,
+        stall_s: float = 300.0,
     ) -> None:
         self.store = store
         self.audio = audio
@@ -168,6 +176,7 @@ class RunManager:
         self.worker_id = worker_id or new_worker_id()
         self.heartbeat_s = heartbeat_s
         self.lease_s = max(lease_s, 2 * heartbeat_s)
+        self.stall_s = max(stall_s, self.lease_s)
         self._lock = threading.RLock()
         self._live: dict[str, _LiveRun] = {}
         self._waiting: list[_LiveRun] = []
@@ -176,6 +185,9 @@ class RunManager:
         self._starting = 0  # started, not yet holding a slot or waiting
         self._beat_task: asyncio.Task[None] | None = None
         self._owner_reserved: dict[str, int] = {}
+        self._address_live: dict[str, int] = {}  # admitted, waiting or running, per address
+        self._address_recent = RateWindow(60)  # runs admitted per address, last minute
+        self._silent_workers: set[str] = set()  # alive but without a beat (warned once)
         self._recent_walls: list[float] = []
         self._closing = False
         # Database writes get their own threads: they never wait behind model calls.
@@ -234,7 +246,12 @@ class RunManager:
                     await self._in_db(self.store.heartbeat, self.worker_id)
                 if tick % sweep_every == 0:
                     closed = await self._in_db(
-                        self.store.mark_interrupted_runs, None, self.lease_s, unowned=False
+                        leases.sweep,
+                        self.store,
+                        own_worker=self.worker_id,
+                        lease_s=self.lease_s,
+                        stall_s=self.stall_s,
+                        warned=self._silent_workers,
                     )
                     if closed:
                         log.warning("marked %d run(s) of a dead process interrupted", len(closed))
@@ -246,16 +263,19 @@ class RunManager:
 
     # ------------------------------------------------------------------ admission
 
-    def admit(self, owner: str, count: int = 1, *, paid: bool = False) -> Ticket:
+    def admit(
+        self, owner: str, count: int = 1, *, paid: bool = False, address: str = UNKNOWN
+    ) -> Ticket:
         """Check the limits before a question is stored; reserve ``count`` runs.
 
-        Raises ``RunRefused`` (429 + Retry-After) when the queue is full or the owner is
-        over a limit. ``paid``: the runs use a priced remote planner (refused when the
-        owner's daily spend is used up)."""
+        Raises ``RunRefused`` (429 + Retry-After) when the queue is full or the owner or
+        the client ``address`` is over a limit. ``paid``: the runs use a priced remote
+        planner (refused when the owner's daily spend is used up)."""
         limits = self.limits
         with self._lock:
             if self._closing:
                 raise RunRefused("The server is shutting down; try again in a moment.", 5)
+            self._check_address(address, count)
             waiting = len(self._waiting)
             wanted = self._running + waiting + self._starting + self._reserved + count
             if (
@@ -297,7 +317,43 @@ class RunManager:
                 )
             self._reserved += count
             self._owner_reserved[owner] = reserved + count
-        return Ticket(owner, count)
+            if address != UNKNOWN:
+                self._address_live[address] = self._address_live.get(address, 0) + count
+                self._address_recent.add(address, count)
+        return Ticket(owner, count, address)
+
+    def _check_address(self, address: str, count: int) -> None:
+        """The limits per client address (a visitor without a cookie is a new owner each
+        time; their address is the same): runs per minute, and runs at once, which is the
+        fairness rule: one address holds at most ``address_max_running`` of the slots and
+        the queue, so others always get a turn."""
+        limits = self.limits
+        if address == UNKNOWN:
+            return
+        most = limits.address_max_running
+        live = self._address_live.get(address, 0)
+        if most and live + count > most:
+            raise RunRefused(
+                f"Your network address has {live} runs going or waiting; at most {most} at "
+                "once, so that everyone gets a turn. Wait for one to finish.",
+                self._retry_estimate(0),
+            )
+        wait = self._address_recent.wait_s(address, limits.address_runs_per_minute, count)
+        if wait is not None:
+            raise RunRefused(
+                f"Too many questions from your network address: at most "
+                f"{limits.address_runs_per_minute} runs per minute.",
+                wait,
+            )
+
+    def _address_done(self, address: str, count: int = 1) -> None:
+        if address == UNKNOWN:
+            return
+        left = self._address_live.get(address, 0) - count
+        if left > 0:
+            self._address_live[address] = left
+        else:
+            self._address_live.pop(address, None)
 
     def release(self, ticket: Ticket) -> None:
         """Give back what ``admit`` reserved (the question was not started after all)."""
@@ -306,6 +362,7 @@ class RunManager:
                 return
             ticket.used = True
             self._reserved -= ticket.count
+            self._address_done(ticket.address, ticket.count)
             left = self._owner_reserved.get(ticket.owner, 0) - ticket.count
             if left > 0:
                 self._owner_reserved[ticket.owner] = left
@@ -343,6 +400,7 @@ class RunManager:
         once with their ids. ``on_end`` runs (in a worker thread) once all of them ended,
         unless the server is shutting down, before their followers see the end."""
         group = _Group([r.run_id for r in requests], on_end, left=len(requests))
+        address = ticket.address if ticket is not None else UNKNOWN
         lives = []
         with self._lock:
             if self._closing:
@@ -350,7 +408,9 @@ class RunManager:
             if ticket is not None:
                 self.release(ticket)
             for request in requests:
-                live = _LiveRun(request, owner, group)
+                live = _LiveRun(request, owner, group, address)
+                if address != UNKNOWN:
+                    self._address_live[address] = self._address_live.get(address, 0) + 1
                 self._starting += 1
                 if self.limits.owner_daily_usd is not None:
                     request.spend_check = lambda live=live: self._spend_refusal(live)
@@ -413,8 +473,9 @@ class RunManager:
             failure = ("internal_error", f"{type(exc).__name__}: {exc}")
         finally:
             self._leave_queue(live)
-        if live.write_error is not None and failure is None:
-            failure = ("internal_error", f"Storing events failed: {live.write_error}")
+        if live.write_error is not None:  # not "interrupted": nothing more can be stored
+            fault = faults.describe(live.write_error)
+            failure = (fault.kind, fault.message)
         if not live.terminal and not live.closed_elsewhere:
             live.ended_as = failure[0] if failure else "internal_error"
             self._add(
@@ -463,6 +524,7 @@ class RunManager:
                 log.exception("after run %s", live.run_id)
         with self._lock:
             self._live.pop(live.run_id, None)
+            self._address_done(live.address)
             subscribers = list(live.subscribers)
         for sub in subscribers:
             sub.send(live.run_id, None)
@@ -477,7 +539,7 @@ class RunManager:
                 self._running += 1
                 return
             live.slot = self._loop.create_future()
-            self._waiting.append(live)
+            self._join_queue(live)
         self._announce_queue()
         try:
             await live.slot
@@ -487,6 +549,18 @@ class RunManager:
             raise
         finally:
             live.slot = None
+
+    def _join_queue(self, live: _LiveRun) -> None:
+        """Round robin by address: a run goes after every waiting run of a rank up to its
+        own (its rank: runs of its address already waiting), so one address's backlog does
+        not delay another address's first question."""
+        live.rank = sum(1 for w in self._waiting if w.address == live.address)
+        if live.address == UNKNOWN:
+            live.rank = 0
+        index = next(
+            (i for i, w in enumerate(self._waiting) if w.rank > live.rank), len(self._waiting)
+        )
+        self._waiting.insert(index, live)
 
     def _leave_queue(self, live: _LiveRun) -> None:
         if live in self._waiting:
@@ -538,27 +612,46 @@ class RunManager:
             try:
                 await self._in_db(self.store.append_events, batch)
             except LookupError as exc:  # RunClosedError, or its conversation was deleted
-                # Another process closed it (its lease expired): stop, write nothing more.
+                # Another process closed it (its lease expired): stop, write nothing more,
+                # and tell the followers how it ended (the other process stored that).
                 log.warning("run %s stopped: %s", live.run_id, exc)
                 live.closed_elsewhere = True
                 live.pending.clear()
                 if live.inner is not None:
                     live.inner.cancel()
+                await self._publish_stored_end(live)
                 return
-            except Exception as exc:  # the database is gone or full: nothing is published
+            except Exception as exc:  # the database is gone or full: nothing is stored
                 log.exception("storing events of run %s failed", live.run_id)
                 live.write_error = exc
                 if batch[-1].type in ev.TERMINAL_TYPES:
+                    # The run's last word cannot be stored: its followers still hear it.
+                    self._publish(live, [batch[-1]])
                     return
                 live.pending.clear()
                 if live.inner is not None:
                     live.inner.cancel()
                 return
             live.stored_seq = batch[-1].seq
-            with self._lock:
-                subscribers = list(live.subscribers)
-            for sub in subscribers:
-                sub.send(live.run_id, batch)
+            self._publish(live, batch)
+
+    def _publish(self, live: _LiveRun, batch: list[ev.Event]) -> None:
+        with self._lock:
+            subscribers = list(live.subscribers)
+        for sub in subscribers:
+            sub.send(live.run_id, batch)
+
+    async def _publish_stored_end(self, live: _LiveRun) -> None:
+        """The terminal event another process stored for this run, to its followers here."""
+        try:
+            stored = await self._in_db(self.store.run_events, live.run_id, live.stored_seq)
+        except Exception:  # noqa: BLE001 - followers still see the stream end
+            log.exception("reading how run %s ended failed", live.run_id)
+            return
+        ends = [e for e in stored if e.type in ev.TERMINAL_TYPES]
+        if ends:
+            live.terminal = True
+            self._publish(live, ends[-1:])
 
     async def _drain(self, live: _LiveRun) -> None:
         while live.flusher is not None and not live.flusher.done():
