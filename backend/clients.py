@@ -52,7 +52,8 @@ def _env_number(env: Mapping[str, str], name: str, default: float) -> float:
 @dataclass(frozen=True)
 class ClientLimits:
     """Limits per client address (0 turns one off). ``max_runs`` None: a quarter of the
-    server's run capacity (running + queue), the fairness rule of ``backend.runs``."""
+    server's run capacity (running + queue; 2 at least), the fairness rule of
+    ``backend.runs``."""
 
     new_visitors_per_hour: int = 60  # AUDIO_AGENT_NEW_VISITORS_PER_HOUR
     uploads_per_hour: int = 120  # AUDIO_AGENT_ADDRESS_UPLOADS_PER_HOUR

@@ -275,7 +275,6 @@ class RunManager:
         with self._lock:
             if self._closing:
                 raise RunRefused("The server is shutting down; try again in a moment.", 5)
-            self._check_address(address, count)
             waiting = len(self._waiting)
             wanted = self._running + waiting + self._starting + self._reserved + count
             if (
@@ -288,6 +287,7 @@ class RunManager:
                     "waiting. Try again shortly.",
                     self._retry_estimate(waiting),
                 )
+            self._check_address(address, count)
             now = datetime.now(UTC)
             day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
             activity = self.store.owner_activity(owner, now - timedelta(minutes=1), day_start)

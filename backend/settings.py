@@ -153,8 +153,8 @@ class Settings:
             owner_max_running=self.owner_max_runs,
             owner_daily_usd=self.daily_usd,
             address_runs_per_minute=self.client_limits.runs_per_minute,
-            # Fairness: one address holds at most a quarter of the server's capacity.
-            address_max_running=address_max if address_max is not None else max(1, capacity // 4),
+            # Fairness: one address holds at most a quarter of the server's capacity (2 at least).
+            address_max_running=address_max if address_max is not None else max(2, capacity // 4),
         )
 
     def browser_policy(self) -> BrowserPolicy:
