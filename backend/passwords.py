@@ -105,6 +105,11 @@ def _dummy_hash() -> str:
         return _dummy
 
 
+def warm_up() -> None:
+    """Make the default-strength hash that unknown names are checked against (once)."""
+    _dummy_hash()
+
+
 def check_login(password: str, spec: str | None) -> bool:
     """Whether ``password`` matches ``spec`` (None: no such user), in the time of one hash
     at the default strength for a missing user and a plain-text entry alike."""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from backend.passwords import weakness
+from backend.passwords import warm_up, weakness
 
 log = logging.getLogger("audio_agent.auth")
 
@@ -57,6 +57,7 @@ class Users:
         self._checked = clock()
         self._lock = threading.Lock()
         self._warn_weak()
+        warm_up()  # the hash unknown names are checked against: made now, not at a login
 
     def _file_stamp(self) -> tuple[int, int, int] | None:
         if self.path is None:

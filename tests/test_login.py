@@ -264,8 +264,10 @@ def test_root_path_behind_a_proxy(tmp_path):
         assert page.status_code == 303 and page.headers["location"] == "/audio/login?next=%2F"
         form = httpx.get(f"{base}/login").text
         assert 'action="/audio/login"' in form
-        done = httpx.post(
-            f"{base}/login", data={"username": "alice", "password": "alice-plain-password"}
+        done = httpx.post(  # a full-strength hash: seconds on a loaded machine
+            f"{base}/login",
+            data={"username": "alice", "password": "alice-plain-password"},
+            timeout=60,
         )
         assert done.status_code == 303 and done.headers["location"] == "/audio/"
         assert "Path=/audio" in done.headers["set-cookie"]
