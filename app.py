@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from backend import hosting
-    from backend.server_limits import raise_open_files_limit, rate_limit_logs, uvicorn_options
+    from backend.server_limits import fit_to_descriptors, rate_limit_logs, uvicorn_options
     from backend.settings import Settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -224,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
             *hosting.allowed_hosts(settings),
             *hosting.SHARE_HOSTS,
         ]
+    settings.server_limits = fit_to_descriptors(settings.server_limits)  # the connection cap
     app = create_app(settings, registry=_registry_hook())
-    raise_open_files_limit()  # room for the connection cap (AUDIO_AGENT_MAX_CONNECTIONS)
     config = uvicorn.Config(
         app,
         host=settings.host,

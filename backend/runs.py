@@ -56,7 +56,8 @@ from agent.audio import AudioStore
 from agent.run import RunRequest, is_paid, run_question
 from agent.tools.base import ToolCache
 from backend import faults, leases
-from backend.clients import UNKNOWN, RateWindow
+from backend.clients import UNKNOWN
+from backend.fairness import AddressShare, queue_position
 from storage import Store
 from storage.repo import INTERRUPTED_ERROR
 from storage.schemas import RunInfo
@@ -185,8 +186,9 @@ class RunManager:
         self._starting = 0  # started, not yet holding a slot or waiting
         self._beat_task: asyncio.Task[None] | None = None
         self._owner_reserved: dict[str, int] = {}
-        self._address_live: dict[str, int] = {}  # admitted, waiting or running, per address
-        self._address_recent = RateWindow(60)  # runs admitted per address, last minute
+        self._addresses = AddressShare(  # per client address (backend.fairness)
+            self.limits.address_max_running, self.limits.address_runs_per_minute
+        )
         self._silent_workers: set[str] = set()  # alive but without a beat (warned once)
         self._recent_walls: list[float] = []
         self._closing = False
@@ -287,7 +289,9 @@ class RunManager:
                     "waiting. Try again shortly.",
                     self._retry_estimate(waiting),
                 )
-            self._check_address(address, count)
+            refused = self._addresses.refusal(address, count)
+            if refused is not None:
+                raise RunRefused(refused[0], refused[1] or self._retry_estimate(0))
             now = datetime.now(UTC)
             day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
             activity = self.store.owner_activity(owner, now - timedelta(minutes=1), day_start)
@@ -317,43 +321,8 @@ class RunManager:
                 )
             self._reserved += count
             self._owner_reserved[owner] = reserved + count
-            if address != UNKNOWN:
-                self._address_live[address] = self._address_live.get(address, 0) + count
-                self._address_recent.add(address, count)
+            self._addresses.add(address, count, admitted=True)
         return Ticket(owner, count, address)
-
-    def _check_address(self, address: str, count: int) -> None:
-        """The limits per client address (a visitor without a cookie is a new owner each
-        time; their address is the same): runs per minute, and runs at once, which is the
-        fairness rule: one address holds at most ``address_max_running`` of the slots and
-        the queue, so others always get a turn."""
-        limits = self.limits
-        if address == UNKNOWN:
-            return
-        most = limits.address_max_running
-        live = self._address_live.get(address, 0)
-        if most and live + count > most:
-            raise RunRefused(
-                f"Your network address has {live} runs going or waiting; at most {most} at "
-                "once, so that everyone gets a turn. Wait for one to finish.",
-                self._retry_estimate(0),
-            )
-        wait = self._address_recent.wait_s(address, limits.address_runs_per_minute, count)
-        if wait is not None:
-            raise RunRefused(
-                f"Too many questions from your network address: at most "
-                f"{limits.address_runs_per_minute} runs per minute.",
-                wait,
-            )
-
-    def _address_done(self, address: str, count: int = 1) -> None:
-        if address == UNKNOWN:
-            return
-        left = self._address_live.get(address, 0) - count
-        if left > 0:
-            self._address_live[address] = left
-        else:
-            self._address_live.pop(address, None)
 
     def release(self, ticket: Ticket) -> None:
         """Give back what ``admit`` reserved (the question was not started after all)."""
@@ -362,7 +331,7 @@ class RunManager:
                 return
             ticket.used = True
             self._reserved -= ticket.count
-            self._address_done(ticket.address, ticket.count)
+            self._addresses.done(ticket.address, ticket.count)
             left = self._owner_reserved.get(ticket.owner, 0) - ticket.count
             if left > 0:
                 self._owner_reserved[ticket.owner] = left
@@ -409,8 +378,7 @@ class RunManager:
                 self.release(ticket)
             for request in requests:
                 live = _LiveRun(request, owner, group, address)
-                if address != UNKNOWN:
-                    self._address_live[address] = self._address_live.get(address, 0) + 1
+                self._addresses.add(address)
                 self._starting += 1
                 if self.limits.owner_daily_usd is not None:
                     request.spend_check = lambda live=live: self._spend_refusal(live)
@@ -524,7 +492,7 @@ class RunManager:
                 log.exception("after run %s", live.run_id)
         with self._lock:
             self._live.pop(live.run_id, None)
-            self._address_done(live.address)
+            self._addresses.done(live.address)
             subscribers = list(live.subscribers)
         for sub in subscribers:
             sub.send(live.run_id, None)
@@ -551,15 +519,8 @@ class RunManager:
             live.slot = None
 
     def _join_queue(self, live: _LiveRun) -> None:
-        """Round robin by address: a run goes after every waiting run of a rank up to its
-        own (its rank: runs of its address already waiting), so one address's backlog does
-        not delay another address's first question."""
-        live.rank = sum(1 for w in self._waiting if w.address == live.address)
-        if live.address == UNKNOWN:
-            live.rank = 0
-        index = next(
-            (i for i, w in enumerate(self._waiting) if w.rank > live.rank), len(self._waiting)
-        )
+        """Take turns between addresses (``backend.fairness.queue_position``)."""
+        index, live.rank = queue_position(self._waiting, live.address)
         self._waiting.insert(index, live)
 
     def _leave_queue(self, live: _LiveRun) -> None:

@@ -23,6 +23,7 @@ logger, same message template) a minute, then one line saying how many it held b
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import logging
 import resource
@@ -245,6 +246,30 @@ def raise_open_files_limit() -> tuple[int, int]:
         except (ValueError, OSError):
             pass
     return soft, hard
+
+
+DESCRIPTORS_KEPT = 256  # the app at rest (~30-100), an accept burst (100), files and models
+
+
+def fit_to_descriptors(limits: ServerLimits) -> ServerLimits:
+    """Lift the descriptor limit, and lower the connection cap below it if need be: a server
+    out of descriptors serves nobody."""
+    soft, _ = raise_open_files_limit()
+    room = max(16, soft - DESCRIPTORS_KEPT)
+    if limits.max_connections <= room:
+        return limits
+    log.warning(
+        "AUDIO_AGENT_MAX_CONNECTIONS=%d is more than this process may open (%d descriptors); "
+        "using %d",
+        limits.max_connections,
+        soft,
+        room,
+    )
+    return dataclasses.replace(
+        limits,
+        max_connections=room,
+        max_connections_per_address=min(limits.max_connections_per_address, room),
+    )
 
 
 def uvicorn_options(limits: ServerLimits, trusted_proxies: list[str]) -> dict[str, Any]:

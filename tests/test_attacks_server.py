@@ -8,6 +8,7 @@ disk is SQLite's own "database or disk is full", made to happen with ``max_page_
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
@@ -136,6 +137,45 @@ def test_slow_clients_are_cut_and_one_address_cannot_take_every_connection(tmp_p
         server.stop()
     log = (tmp_path / "server.log").read_text()
     assert log.count("refused a connection") <= 5, log[-3000:]
+    assert len(log.splitlines()) < 60, log[-3000:]
+
+
+def test_a_flood_from_many_addresses_cannot_exhaust_the_descriptors(tmp_path, monkeypatch):
+    """Attack: with 1,024 open files the server stopped answering. Here the process may open
+    256: the connection cap fits under that, the flood is cut, the server answers again."""
+    import resource
+    import subprocess
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    popen = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", functools.partial(popen, preexec_fn=limited))
+    server = Server(
+        tmp_path / "data",
+        tmp_path / "server.log",
+        AUDIO_AGENT_TRUSTED_PROXIES="10.1.2.3",
+        AUDIO_AGENT_HEADER_TIMEOUT_S="3",
+        AUDIO_AGENT_LOG_LINES_PER_MINUTE="5",
+    )
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    try:
+        port = port_of(server)
+        flood = []
+        for n in range(400):
+            with contextlib.suppress(OSError):
+                sock = connect(port, f"127.0.1.{n % 40 + 1}")
+                sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                flood.append(sock)
+        assert all(closed_by_server(s, within_s=30) for s in flood)
+        for sock in flood:
+            sock.close()
+        assert get(port, "127.0.0.3").startswith(b"HTTP/1.1 200")
+        assert server.proc.poll() is None
+    finally:
+        server.stop()
+    log = (tmp_path / "server.log").read_text()
+    assert "using 16" in log  # the cap was lowered to fit the descriptors
     assert len(log.splitlines()) < 60, log[-3000:]
 
 
