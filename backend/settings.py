@@ -11,7 +11,7 @@ from backend.clients import ClientLimits, trusted_proxies_from_env
 from backend.limits import Limits
 from backend.login import LoginLimits
 from backend.runs import RunLimits, default_max_running
-from backend.security import BrowserPolicy
+from backend.security import EMBEDDING_SITES, BrowserPolicy
 from backend.server_limits import ServerLimits
 
 
@@ -159,7 +159,7 @@ class Settings:
 
     def browser_policy(self) -> BrowserPolicy:
         return self.browser or BrowserPolicy(
-            frame_ancestors=["https://huggingface.co"] if self.embedded else [],
+            frame_ancestors=list(EMBEDDING_SITES) if self.embedded else [],
             embedded=self.embedded,
         )
 
