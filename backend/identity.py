@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -70,12 +71,16 @@ class Identity:
     _cookies: URLSafeTimedSerializer = field(init=False, repr=False)
     _tokens: URLSafeTimedSerializer = field(init=False, repr=False)
     _valid: OrderedDict[str, tuple[str, float]] = field(init=False, repr=False)
+    _revoked: dict[str, float] = field(init=False, repr=False)  # session or owner -> when
+    _lock: threading.Lock = field(init=False, repr=False)
     _new_visitors: RateWindow = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._cookies = URLSafeTimedSerializer(self.secret, salt="audio-agent-owner")
         self._tokens = URLSafeTimedSerializer(self.secret, salt="audio-agent-api-token")
         self._valid = OrderedDict()
+        self._revoked = {}
+        self._lock = threading.Lock()
         self._new_visitors = RateWindow(3600)
 
     @property
@@ -186,29 +191,43 @@ class Identity:
 
     def _session_owner(self, session: str) -> str | None:
         assert self.sessions is not None
-        now = time.monotonic()
-        cached = self._valid.get(session)
-        if cached is not None and now - cached[1] < SESSION_CHECK_S:
-            return cached[0]
+        started = time.monotonic()
+        with self._lock:
+            cached = self._valid.get(session)
+            if (
+                cached is not None
+                and started - cached[1] < SESSION_CHECK_S
+                and not self._revoked_since(session, cached[0], cached[1])
+            ):
+                return cached[0]
         owner = self.sessions.owner_of(session)
-        if owner is None:
-            self._valid.pop(session, None)
-            return None
-        self._valid[session] = (owner, now)
-        while len(self._valid) > 10_000:
-            self._valid.popitem(last=False)
+        with self._lock:  # a logout while the row was read wins
+            if owner is None or self._revoked_since(session, owner, started):
+                self._valid.pop(session, None)
+                return None
+            self._valid[session] = (owner, started)
+            while len(self._valid) > 10_000:
+                self._valid.popitem(last=False)
         return owner
 
+    def _revoked_since(self, session: str, owner: str, since: float) -> bool:
+        never = float("-inf")
+        return (
+            max(self._revoked.get(session, never), self._revoked.get("\0" + owner, never)) >= since
+        )
+
     def revoke(self, session: str | None, *, everywhere_for: str | None = None) -> int:
-        """Revoke one session (a logout), or every session and token of an owner."""
-        if self.sessions is None:
+        """Revoke one session (a logout), or every session and token of an owner: in this
+        process at once, in the others within ``SESSION_CHECK_S``."""
+        if self.sessions is None or (session is None and everywhere_for is None):
             return 0
+        now = time.monotonic()
+        with self._lock:
+            self._revoked = {k: t for k, t in self._revoked.items() if now - t < 60}
+            if everywhere_for is not None:
+                self._revoked["\0" + everywhere_for] = now
+            if session is not None:
+                self._revoked[session] = now
         if everywhere_for is not None:
-            self._valid = OrderedDict(
-                (s, v) for s, v in self._valid.items() if v[0] != everywhere_for
-            )
             return self.sessions.revoke_owner(everywhere_for)
-        if session is None:
-            return 0
-        self._valid.pop(session, None)
-        return int(self.sessions.revoke(session))
+        return int(self.sessions.revoke(session))  # type: ignore[arg-type]

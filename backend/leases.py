@@ -24,6 +24,7 @@ from storage import Store
 
 log = logging.getLogger("audio_agent.runs")
 
+NEVER_S = 100 * 365 * 86400.0  # a lease no heartbeat is older than
 STALLED_MESSAGE = (
     "interrupted: the server process running it stopped answering for {seconds:.0f} s, so "
     "another process closed it. Ask again."

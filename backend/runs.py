@@ -207,8 +207,18 @@ class RunManager:
 
     def recover(self) -> list[str]:
         """At start-up: close this worker's runs left by an earlier life (a stable
-        ``AUDIO_AGENT_WORKER_ID``), runs of no worker and runs whose lease expired."""
-        return self.store.mark_interrupted_runs(worker_id=self.worker_id, lease_s=self.lease_s)
+        ``AUDIO_AGENT_WORKER_ID``), runs of no worker, and runs whose lease expired when
+        their process is dead (``backend.leases``: a paused one keeps them)."""
+        closed = self.store.mark_interrupted_runs(  # no lease is that old: own and unowned
+            worker_id=self.worker_id, lease_s=leases.NEVER_S
+        )
+        return closed + leases.sweep(
+            self.store,
+            own_worker=self.worker_id,
+            lease_s=self.lease_s,
+            stall_s=self.stall_s,
+            warned=self._silent_workers,
+        )
 
     def close(self, timeout_s: float = 10.0) -> list[str]:
         """Shutdown: every live run ends as ``interrupted`` (its events kept); returns ids."""
