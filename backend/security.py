@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,8 @@ from urllib.parse import urlsplit
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("audio_agent.security")
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 EMBEDDING_SITES = ["https://huggingface.co"]  # where a Space shows the app (an iframe)
@@ -164,6 +167,14 @@ class OriginCheck:
         if foreign is None:
             await self.app(scope, receive, send)
             return
+        log.warning(
+            "refused %s %s from %s (Host: %s); behind a proxy, pass the Host header through, "
+            "or list the site in AUDIO_AGENT_ALLOWED_ORIGINS",
+            scope.get("method", "websocket"),
+            scope.get("path", ""),
+            foreign,
+            _headers(scope).get("host", ""),
+        )
         if kind == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
