@@ -255,14 +255,14 @@ def test_a_paused_process_keeps_its_runs_and_a_stalled_one_ends_them_clearly(tmp
     env = {
         "AUDIO_AGENT_HEARTBEAT_S": "0.3",
         "AUDIO_AGENT_LEASE_S": "1.5",
-        "AUDIO_AGENT_STALL_S": "6",
+        "AUDIO_AGENT_STALL_S": "8",
         "AUDIO_AGENT_TEST_CALLS": "16",
         "AUDIO_AGENT_TEST_DELAY_S": "0.3",
     }
     a = Server(tmp_path / "data", tmp_path / "a.log", **env)
     b = Server(tmp_path / "data", tmp_path / "b.log", **env)
     try:
-        for pause_s, expected in ((3.5, "run_finished"), (9.0, "run_failed")):
+        for pause_s, expected in ((3.0, "run_finished"), (12.0, "run_failed")):
             # a recording of its own each time: no tool result comes from the cache
             wav = tmp_path / f"tone-{pause_s}.wav"
             sf.write(wav, 0.3 * np.sin(np.arange(16_000) * pause_s / 16), 16_000)
