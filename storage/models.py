@@ -1,4 +1,5 @@
-"""SQLAlchemy tables: conversations, audio, messages, runs, events and the tool cache.
+"""SQLAlchemy tables: conversations, audio, messages, runs, events, the tool cache, upload
+references, share links, login sessions and pending page uploads.
 
 Every column that is not obvious from its name carries a ``comment=`` (stored in the
 database on PostgreSQL) so the schema explains itself to whoever opens it with a SQL
@@ -478,3 +479,62 @@ class BenchResult(Base):
         "rule, exact choice, MMAU-Pro match or judge, guess, tool calls; NULL before.",
     )
     created_at: Mapped[datetime] = _ts("When it was planned (UTC).")
+
+
+class LoginSession(Base):
+    __tablename__ = "sessions"
+    __table_args__ = (
+        Index("ix_sessions_owner", "owner"),
+        {
+            "comment": "Logins and API tokens (AUDIO_AGENT_USERS): one row per login cookie or "
+            "bearer token, so that logging out revokes it on the server. Only the sha256 of "
+            "the session id (carried, signed, in the cookie or token) is stored."
+        },
+    )
+
+    token_hash: Mapped[str] = mapped_column(
+        String(64), primary_key=True, comment="sha256 hex of the session id."
+    )
+    owner: Mapped[str] = mapped_column(String(255), comment="The logged-in owner ('user:<name>').")
+    kind: Mapped[str] = mapped_column(
+        String(16), comment="'cookie' (a browser login) or 'token' (POST /api/token)."
+    )
+    created_at: Mapped[datetime] = _ts("When the user logged in or made the token (UTC).")
+    expires_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), comment="When it stops working on its own (UTC)."
+    )
+    revoked_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True),
+        nullable=True,
+        comment="When it was revoked (logout, or logout everywhere); NULL while valid.",
+    )
+
+
+class UploadFile(Base):
+    __tablename__ = "upload_files"
+    __table_args__ = (
+        Index("ix_upload_files_owner", "owner"),
+        Index("ix_upload_files_created_at", "created_at"),
+        {
+            "comment": "Files the page's upload route (Gradio's /gradio_api/upload) kept on "
+            "disk for an owner before any question used them: counted in the owner's storage "
+            "quota and removed after AUDIO_AGENT_UPLOAD_TTL_HOURS."
+        },
+    )
+
+    id: Mapped[str] = mapped_column(
+        String(32), primary_key=True, default=new_id, comment="uuid4 hex"
+    )
+    path: Mapped[str] = mapped_column(SafeText, comment="Where Gradio stored the file.")
+    owner: Mapped[str] = mapped_column(String(255), comment="The owner who uploaded it.")
+    address: Mapped[str | None] = mapped_column(
+        String(64), nullable=True, comment="The client address it came from."
+    )
+    size_bytes: Mapped[int] = mapped_column(Integer, comment="Bytes on disk.")
+    audio_id: Mapped[str | None] = mapped_column(
+        String(64),
+        nullable=True,
+        comment="The recording a question made of it (its bytes then count there, not "
+        "here); NULL while nothing used it.",
+    )
+    created_at: Mapped[datetime] = _ts("When it was uploaded (UTC).")

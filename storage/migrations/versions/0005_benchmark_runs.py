@@ -1,7 +1,7 @@
 """Benchmark runs and their results.
 
 Revision ID: 0005
-Revises: 0003 (rechained after 0004 at merge)
+Revises: 0004
 Create Date: 2026-12-01
 
 bench_runs     one `python -m bench run` / `bench analyse` with its configuration; its
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005"
-down_revision: str | Sequence[str] | None = "0003"
+down_revision: str | Sequence[str] | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
