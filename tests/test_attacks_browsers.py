@@ -21,8 +21,9 @@ from starlette.testclient import TestClient
 from app import create_app
 from backend.settings import Settings
 from tests.servers import serve
+from tests.sse import sse_frames
 from tests.test_isolation import ASK, ask, registry
-from tests.test_processes import Server, sse
+from tests.test_processes import Server
 from tests.test_upload_quota import tone_wav
 
 HOST = "demo.example.org"
@@ -91,7 +92,7 @@ def test_cookie_less_flood_from_one_address_cannot_fill_the_queue(tmp_path):
             body = {**ASK, "planner": "scripted", "tools": ["slow_tool"], "audio_id": audio}
             with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as answer:
                 assert answer.status_code == 200
-                first = next(sse(answer))
+                first = next(sse_frames(answer))
                 assert first["event"] in ("queued", "run_started")
 
 

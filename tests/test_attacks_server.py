@@ -29,7 +29,8 @@ from app import create_app
 from backend.settings import Settings
 from tests.live_registry import slow_registry as live_registry
 from tests.servers import serve
-from tests.test_processes import Server, new_question, sse
+from tests.sse import sse_frames
+from tests.test_processes import Server, new_question
 
 
 def port_of(server: Server) -> int:
@@ -229,7 +230,7 @@ def test_full_disk_gives_json_errors_and_a_final_event(tmp_path, tone_wav):
         }
         frames = []
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
-            for frame in sse(resp):
+            for frame in sse_frames(resp):
                 frames.append(frame)
                 if frame["event"] == "tool_result" and not limit["pages"]:
                     fill_the_disk(tmp_path, limit)
@@ -273,7 +274,7 @@ def test_a_paused_process_keeps_its_runs_and_a_stalled_one_ends_them_clearly(tmp
                 http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp,
             ):
                 run_id = resp.headers["X-Run-Id"]
-                for frame in sse(resp):
+                for frame in sse_frames(resp):
                     received.append(parse_event(json.loads(frame["data"])))
                     if sum(e.type == "tool_result" for e in received) == 2 and pause_s:
                         os.kill(a.proc.pid, signal.SIGSTOP)
