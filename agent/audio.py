@@ -63,7 +63,6 @@ CONTAINERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mp4": ("mov", ("m4a", "mp4", "mov", "m4v")),
     "matroska": ("matroska", ("webm", "mkv", "mka")),
 }
-SUPPORTED_FORMATS = ("wav", "mp3", "ogg", "opus", "flac", "m4a", "mp4", "aac", "webm", "mkv", "mov")
 SUPPORTED_TEXT = "wav, mp3, ogg/opus, flac, m4a/mp4/aac, webm/mkv"
 MIN_SECONDS = 0.1
 # Options for every open: a file object is read through our own I/O, and no demuxer may open

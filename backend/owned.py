@@ -126,13 +126,6 @@ class OwnedService:
             conversation_id, owner=self.owner, events=events, full_last=full_last
         )
 
-    async def conversation_view_async(
-        self, conversation_id: str, *, events: bool = True, full_last: int | None = None
-    ) -> list[MessageView]:
-        return await self._service.conversation_view_async(
-            conversation_id, owner=self.owner, events=events, full_last=full_last
-        )
-
     def latest_audio_id(self, conversation_id: str) -> str | None:
         if self.store.get_conversation(conversation_id) is None:
             return None

@@ -26,8 +26,6 @@ from backend.settings import Settings
 from tests.servers import serve
 from tests.test_api import scripted_registry
 
-FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "dog_bark_esc50.wav"
-
 
 def wav(samples: np.ndarray, rate: int) -> bytes:
     buffer = io.BytesIO()

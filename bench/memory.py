@@ -136,9 +136,9 @@ def _child(mode: str, wav: str, what: str) -> dict:
     registry = Registry(env={})
     tools = registry.tools()
     planner = registry.planner("offline")
-    from app import _warm_up
+    from agent.registry import warm_up
 
-    _warm_up()
+    warm_up()  # every local model loaded, as the app does at start-up
     store = AudioStore(Path(tempfile.mkdtemp(prefix="bench-mem-")))
     ref = store.add_file(wav)
     store.samples(ref)

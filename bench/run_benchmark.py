@@ -128,6 +128,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     cache = MemoryToolCache()
     scored: dict[str, list[bool]] = defaultdict(list)
     guesses: dict[str, list[bool]] = defaultdict(list)  # answered as a guess
+    toolless: dict[str, list[bool]] = defaultdict(list)  # answered without a tool call
     expected_guesses: dict[str, list[bool]] = defaultdict(list)  # guess where one is due
     group_walls: dict[str, list[float]] = defaultdict(list)
     done: dict[str, list[dict[str, Any]]] = defaultdict(list)  # answered items, per group
@@ -155,7 +156,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             budget=args.budget,
         )
         prediction, rationale, cost, begun = "", "", 0.0, time.monotonic()
-        guess, confidence = False, None
+        guess = without_tools = False
+        confidence = None
         async for event in run_question(
             request, store=store, cache=cache, similarity=registry.similarity
         ):
@@ -163,6 +165,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 prediction = event.choice or event.text
                 rationale = event.rationale
                 guess, confidence = event.guess, event.confidence
+                without_tools = event.without_tools
             elif event.type == "run_finished":
                 cost = event.cost
             elif event.type == "run_failed":
@@ -175,6 +178,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             item["model_output"] = prediction
         item["guess"], item["confidence"] = guess, confidence
+        item["without_tools"] = without_tools  # a text-only guess, not evidence
+        item["wall_s"] = round(walls[-1], 3)
         item.setdefault("rationale", rationale)  # the planner's reasons (any format)
         if item.get("open"):
             correct = score_open(item, prediction)
@@ -185,6 +190,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for key in {group, "all"}:
             scored[key].append(correct)
             guesses[key].append(guess)
+            toolless[key].append(without_tools)
             group_walls[key].append(walls[-1])
             done[key].append(item)
             if item.get("expect_guess"):
@@ -199,6 +205,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             print(
                 f"{mark} {path.name[:40]:<40} {item['answer']!r} <- {prediction!r}"
                 + (f" (best guess{sure})" if guess else sure)
+                + (" (no tool called)" if without_tools else "")
                 + f" {walls[-1]:.2f} s",
                 flush=True,
             )
@@ -227,6 +234,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if len(w) > 1
         },
         "guesses": {k: sum(v) for k, v in guesses.items() if v},
+        # answers the planner gave without a single tool call: text-only guesses
+        "without_tools": {k: sum(v) for k, v in toolless.items() if v},
         "guessed_where_due_pct": {
             k: round(100 * sum(v) / len(v), 1) for k, v in expected_guesses.items() if v
         },

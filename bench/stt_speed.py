@@ -76,10 +76,10 @@ def long_clip(data: Path, seconds: float = 300.0, seed: int = 0) -> np.ndarray:
 def sequential_vs_parallel(clip: np.ndarray, repeat: int) -> None:
     import asyncio
 
-    from agent.local_models import executor, parallel_stt
+    from agent.local_models import executor, parallel_stt, whisper_asr
 
     workers = executor.model_workers()
-    chunks = parallel_stt.speech_chunks(clip)
+    chunks = whisper_asr.speech_chunks(clip)
     speech = sum(c.samples for c in chunks) / SR
     print(
         f"long clip {clip.size / SR:.0f} s, {speech:.0f} s of speech in {len(chunks)} chunks; "
@@ -91,7 +91,7 @@ def sequential_vs_parallel(clip: np.ndarray, repeat: int) -> None:
         for _ in range(repeat):
             begun = time.perf_counter()
             if label.startswith("sequential"):
-                result = asyncio.run(executor.run_model(parallel_stt.transcribe_in_groups, clip, 1))
+                result = asyncio.run(executor.run_model(whisper_asr.transcribe_chunked, clip))
             else:
                 result = asyncio.run(parallel_stt.transcribe(clip))
             best = min(best, time.perf_counter() - begun)

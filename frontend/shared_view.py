@@ -18,7 +18,8 @@ from typing import Any
 
 import gradio as gr
 
-from backend.service import AgentService, ServiceError
+from backend.errors import ServiceError
+from backend.service import AgentService
 from backend.sharing import SHARED_PAGE
 from frontend import render
 

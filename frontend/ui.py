@@ -37,6 +37,7 @@ from agent.audio import SAMPLE_RATE
 from agent.run import RunRequest
 from backend import hf_oauth
 from backend.auth import owner_from_request
+from backend.errors import ServiceError
 from backend.limits import check_question, check_title
 from backend.owned import OwnedService
 from backend.service import (
@@ -45,9 +46,8 @@ from backend.service import (
     CompareSummary,
     MessageView,
     RunView,
-    ServiceError,
 )
-from frontend import files, history, live, render, shared_view, timeline
+from frontend import benchmarks_tab, files, history, live, render, shared_view, timeline
 from storage.schemas import AudioInfo, MessageInfo
 
 log = logging.getLogger(__name__)
@@ -1264,6 +1264,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                                                 elem_classes=["timeline-plot"],
                                             )
                                         )
+                    benchmarks_tab.add_tab(service, demo, tabs)  # its own handlers
                 player = gr.HTML("", visible=False, elem_id="player-chip", js_on_load=None)
                 audio_note = gr.Markdown("", elem_id="audio-note")
                 with gr.Accordion(f"Recording ({FORMATS})", open=True, elem_id="audio-box") as (

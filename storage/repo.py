@@ -52,6 +52,7 @@ EXPORT_FORMAT = "audio-agent-conversation/1"
 INTERRUPTED_ERROR = "interrupted (server stopped)"
 TITLE_CHARS = 60
 ROLES = ("user", "assistant")
+DECODED_BYTES_PER_S = 16_000 * 2  # the stored copy of every recording: 16 kHz mono 16-bit
 
 T = TypeVar("T")
 
@@ -178,15 +179,6 @@ class Store:
             result = s.execute(stmt)
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
-    def touch(self, conversation_id: str) -> None:
-        """Mark activity now (moves the conversation to the top of the list)."""
-        with self._sessions.begin() as s:
-            s.execute(
-                update(Conversation)
-                .where(Conversation.id == conversation_id)
-                .values(updated_at=utc_now())
-            )
-
     # ------------------------------------------------------------------ audio
 
     def add_audio(self, ref: AudioRef, size_bytes: int) -> None:
@@ -219,11 +211,11 @@ class Store:
         with self._sessions() as s:
             row = s.get(Audio, audio_id)
             if row is None or owner is None:
-                return _audio(row) if row is not None else None
+                return audio_info(row) if row is not None else None
             ref = s.get(AudioOwnerRef, (owner, audio_id))
             if ref is None:
                 return None
-            info = _audio(row)
+            info = audio_info(row)
             return info.model_copy(update={"name": ref.name, "created_at": _utc(ref.created_at)})
 
     def audio_infos(self, audio_ids: Iterable[str], owner: str) -> dict[str, AudioInfo]:
@@ -238,7 +230,7 @@ class Store:
             .where(AudioOwnerRef.owner == owner, Audio.id.in_(wanted))
         )
         with self._sessions() as s:
-            return {row.id: _audio(row, ref) for row, ref in s.execute(stmt)}
+            return {row.id: audio_info(row, ref) for row, ref in s.execute(stmt)}
 
     def add_audio_ref(self, owner: str, audio_id: str, name: str = "") -> None:
         """Give ``owner`` a reference to a stored recording (kept if it exists: the first
@@ -285,16 +277,22 @@ class Store:
             return s.scalar(stmt.limit(1)) is not None
 
     def stored_bytes(self, owner: str) -> int:
-        """Bytes of the recordings (as uploaded) that ``owner``'s conversations use; each
-        recording counted once. Deleting a conversation frees what only it used."""
+        """Bytes on disk of the recordings ``owner`` uploaded or uses: the original as
+        uploaded plus the decoded 16 kHz mono copy, each recording counted once, whether a
+        question used it yet or not. Deleting a conversation (or an unused upload expiring)
+        frees what only it held."""
         used = (
             select(Message.audio_id)
             .join(Conversation, Conversation.id == Message.conversation_id)
             .where(Conversation.owner == owner, Message.audio_id.is_not(None))
         )
+        uploaded = select(AudioOwnerRef.audio_id).where(AudioOwnerRef.owner == owner)
+        decoded = Audio.duration_s * DECODED_BYTES_PER_S
         with self._sessions() as s:
             total = s.execute(
-                select(func.coalesce(func.sum(Audio.size_bytes), 0)).where(Audio.id.in_(used))
+                select(func.coalesce(func.sum(Audio.size_bytes + decoded), 0)).where(
+                    or_(Audio.id.in_(used), Audio.id.in_(uploaded))
+                )
             ).scalar_one()
         return int(total)
 
@@ -620,8 +618,33 @@ class Store:
             payloads = list(s.scalars(stmt))
         return [parse_event(p) for p in payloads]
 
+    def stale_run_workers(self, lease_s: float) -> dict[str, tuple[datetime, datetime]]:
+        """Workers with running runs whose lease expired: worker id -> (its latest heartbeat,
+        the creation of its oldest such run), for deciding whether the worker is dead."""
+        cutoff = utc_now() - timedelta(seconds=lease_s)
+        stmt = (
+            select(Run.worker_id, func.max(Run.heartbeat_at), func.min(Run.created_at))
+            .where(
+                Run.status == "running",
+                Run.worker_id.is_not(None),
+                Run.heartbeat_at < cutoff,
+            )
+            .group_by(Run.worker_id)
+        )
+        with self.engine.connect() as conn:
+            return {
+                str(worker): (_utc(beat), _utc(created))
+                for worker, beat, created in conn.execute(stmt)
+            }
+
     def mark_interrupted_runs(
-        self, worker_id: str | None = None, lease_s: float | None = None, *, unowned: bool = True
+        self,
+        worker_id: str | None = None,
+        lease_s: float | None = None,
+        *,
+        unowned: bool = True,
+        only_workers: Sequence[str] | None = None,
+        message: str = INTERRUPTED_ERROR,
     ) -> list[str]:
         """Close runs left "running" by a stopped or dead server process; returns their ids.
 
@@ -629,9 +652,10 @@ class Store:
         ``worker_id`` and ``lease_s``: only this worker's own runs (left by its previous
         life), runs of no worker (unless ``unowned`` is False), and runs whose heartbeat is
         older than ``lease_s``: a live
-        process's runs are never touched. Each gets status "interrupted", error
-        "interrupted (server stopped)" and a final ``run_failed`` event (kind
-        "interrupted") after its last stored event, so replaying its events ends properly.
+        process's runs are never touched. ``only_workers``: of those, only the runs of these
+        workers. Each gets status "interrupted", error ``message`` and a final
+        ``run_failed`` event (kind "interrupted") after its last stored event, so replaying
+        its events ends properly.
         """
         stale = [Run.status == "running"]
         if lease_s is not None:
@@ -643,14 +667,14 @@ class Store:
                     *([Run.worker_id == worker_id] if worker_id else []),
                 )
             )
+        if only_workers is not None:
+            stale.append(Run.worker_id.in_(list(only_workers)))
         with self._sessions() as s:
             run_ids = list(s.scalars(select(Run.id).where(*stale)))
         closed: list[str] = []
         for run_id in run_ids:
             with self.engine.begin() as conn:
-                failed = RunFailed(
-                    run_id=run_id, seq=1, kind="interrupted", message=INTERRUPTED_ERROR
-                )
+                failed = RunFailed(run_id=run_id, seq=1, kind="interrupted", message=message)
                 values = _fold_values([failed])
                 values["heartbeat_at"] = None
                 # Conditional: a run that finished or beat its heartbeat meanwhile is kept.
@@ -731,7 +755,7 @@ class Store:
                     audio_ids.extend(payload.get("audio_ids") or [])
             runs_by_message: dict[str, list[dict[str, Any]]] = {}
             for r in runs:
-                item = _run(r).model_dump(mode="json")
+                item = _run(r).public()
                 item["events"] = events_by_run.get(r.id, [])
                 runs_by_message.setdefault(r.message_id, []).append(item)
 
@@ -762,7 +786,7 @@ class Store:
                 else {}
             )
             audio_items = [
-                _audio(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
+                audio_info(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
                     mode="json", exclude={"stored_path", "original_path"}
                 )
                 for a in wanted
@@ -831,11 +855,6 @@ class Store:
                 )
 
         self._retry_on_conflict(write)
-
-    def cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        """Store a tool result now; results with ``error`` set are never cached."""
-        if not result.error:
-            self._retry_on_conflict(lambda s: _upsert_cache(s, key, tool, audio_id, result))
 
     def cache_hits(self, key: str) -> int | None:
         self.cache_writes.flush()
@@ -952,29 +971,10 @@ def make_title(text: str, limit: int = TITLE_CHARS) -> str:
     return cut.rstrip(" ,.;:-") + "…"
 
 
-def _fold(run: Run, event: Event) -> None:
-    """Update a run's row from one of its events."""
-    if isinstance(event, Answer):
-        run.answer_text = event.text
-        run.answer_choice = event.choice
-    elif isinstance(event, RunFinished):
-        run.calls = event.calls
-        run.input_tokens = event.input_tokens
-        run.output_tokens = event.output_tokens
-        run.cost = event.cost
-        run.wall_s = event.wall_s
-        run.status = event.status
-        run.finished_at = event.at
-    elif isinstance(event, RunFailed):
-        run.status = _failed_status(event)
-        run.error = event.message
-        run.error_kind = event.kind
-        run.finished_at = event.at
-
-
 def _fold_values(events: Sequence[Event]) -> dict[str, Any]:
-    """Column values of a run's row after a batch of its events (see ``_fold``); the cost
-    grows with each paid step until ``run_finished`` sets the total."""
+    """Column values of a run's row after a batch of its events: the answer, the totals and
+    status when it ends; the cost grows with each paid step until ``run_finished`` sets the
+    total."""
     values: dict[str, Any] = {}
     spent = 0.0
     for event in events:
@@ -1043,7 +1043,7 @@ def _owned(row: Conversation | None, owner: str | None) -> Conversation | None:
     return row
 
 
-def _audio(
+def audio_info(
     row: Audio, ref: AudioOwnerRef | None = None, *, name_only_from_ref: bool = False
 ) -> AudioInfo:
     """An audio row; with an owner's reference, under that owner's name and upload time.

@@ -1,14 +1,23 @@
-"""Run an ASGI app on a free loopback port in a background thread (real HTTP in tests)."""
+"""Real HTTP in tests: an ASGI app on a free loopback port in a background thread (``serve``),
+or the app as its own process, ``python app.py`` (``AppProcess``)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
+import httpx
 import uvicorn
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
@@ -35,3 +44,53 @@ def serve(app, port: int | None = None) -> Iterator[str]:  # type: ignore[no-unt
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+class AppProcess:
+    """``python app.py`` started in ``cwd`` with ``env`` (over this process's environment, minus
+    the names in ``unset``) on a free port passed in ``port_env``, its output appended to
+    ``log``; ready once /api/health answers."""
+
+    def __init__(
+        self,
+        log: Path,
+        env: Mapping[str, str],
+        *,
+        cwd: Path = ROOT,
+        unset: tuple[str, ...] = (),
+        port: int | None = None,
+        port_env: str = "AUDIO_AGENT_PORT",
+        start_timeout_s: float = 90,
+    ) -> None:
+        self.port = port or free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = log
+        environ = {k: v for k, v in os.environ.items() if k not in unset}
+        environ.update({port_env: str(self.port), "AUDIO_AGENT_WARM_UP": "0", **env})
+        self.log = log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "app.py"], cwd=cwd, env=environ, stdout=self.log, stderr=self.log
+        )
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            assert self.proc.poll() is None, log.read_text()[-3000:]
+            try:
+                if httpx.get(f"{self.base}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.2)
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.log.close()

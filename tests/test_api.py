@@ -15,6 +15,7 @@ from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_app
 from backend.settings import Settings
 from tests.servers import serve
+from tests.sse import read_sse
 
 
 def scripted_registry() -> tuple[Registry, ScriptedTool]:
@@ -37,19 +38,6 @@ def api(tmp_path: Path) -> Iterator[tuple[str, ScriptedTool]]:
     app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=registry, ui=False)
     with serve(app) as base:
         yield base, tool
-
-
-def read_sse(response: httpx.Response) -> list[dict]:
-    events, current = [], {}
-    for line in response.iter_lines():
-        if not line:
-            if current:
-                events.append(current)
-                current = {}
-            continue
-        field, _, value = line.partition(": ")
-        current[field] = value
-    return events
 
 
 def test_upload_ask_stream_and_trace(api, tone_wav):

@@ -16,6 +16,7 @@ from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_app
 from backend.settings import Settings
 from tests.servers import serve
+from tests.sse import sse_frames
 
 SCRIPTED = {"planner": "scripted", "tools": ["slow_tool"]}
 
@@ -47,18 +48,6 @@ def make_api(tmp_path: Path):
     return make
 
 
-def sse_lines(response: httpx.Response) -> Iterator[dict]:
-    current: dict = {}
-    for line in response.iter_lines():
-        if not line:
-            if current:
-                yield current
-                current = {}
-            continue
-        field, _, value = line.partition(": ")
-        current[field] = value
-
-
 def setup(http: httpx.Client, tone_wav: Path) -> tuple[str, str]:
     conv = http.post("/api/conversations", json={}).json()
     with open(tone_wav, "rb") as fh:
@@ -83,7 +72,7 @@ def test_client_goes_away_then_follows_with_after(make_api, tone_wav):
         seen = []
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
             run_id = resp.headers["X-Run-Id"]
-            for frame in sse_lines(resp):
+            for frame in sse_frames(resp):
                 seen.append(frame)
                 if frame["event"] == "tool_call":
                     break  # the client disconnects mid-run
@@ -96,7 +85,7 @@ def test_client_goes_away_then_follows_with_after(make_api, tone_wav):
             headers={"Accept": "text/event-stream"},
         ) as resp:
             assert resp.headers["content-type"].startswith("text/event-stream")
-            rest = list(sse_lines(resp))
+            rest = list(sse_frames(resp))
         assert [int(f["id"]) for f in rest] == list(range(last + 1, last + 1 + len(rest)))
         assert rest[-1]["event"] == "run_finished"
         assert json.loads(rest[-1]["data"])["status"] == "ok"
@@ -120,7 +109,7 @@ def test_stop_route_cancels_a_live_run(make_api, tone_wav):
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
             run_id = resp.headers["X-Run-Id"]
             frames = []
-            for frame in sse_lines(resp):
+            for frame in sse_frames(resp):
                 frames.append(frame)
                 if frame["event"] == "tool_call":
                     stopped = http.post(f"/api/runs/{run_id}/stop")
@@ -145,7 +134,7 @@ def test_busy_server_and_owner_limits_answer_429_with_retry_after(make_api, tone
             http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as first,
             http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as second,
         ):
-            frames = sse_lines(second)
+            frames = sse_frames(second)
             queued = next(frames)
             assert queued["event"] == "queued"
             assert json.loads(queued["data"])["ahead"] == 0
@@ -153,7 +142,7 @@ def test_busy_server_and_owner_limits_answer_429_with_retry_after(make_api, tone
             assert refused.status_code == 429
             assert int(refused.headers["Retry-After"]) >= 1
             assert "busy" in refused.json()["detail"]
-            assert [f["event"] for f in sse_lines(first)][-1] == "run_finished"
+            assert [f["event"] for f in sse_frames(first)][-1] == "run_finished"
             assert [f["event"] for f in frames][-1] == "run_finished"
         # nothing of the refused question was stored
         messages = http.get(f"/api/conversations/{conv}").json()["messages"]

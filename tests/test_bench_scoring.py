@@ -1,107 +1,159 @@
-"""How the benchmark scores answers (no models): sequences that share their words, open
-questions, guesses among right and wrong answers, the reliability table, and the calibrated
-confidence fitted from them."""
+"""The benchmark scorers against hand-worked cases of each official rule."""
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from agent.planners.offline_confidence import RAW, Calibration, family_of
-from agent.planners.question_types import classify
-from bench.devsets_open import score_open, starts_yes_no
-from bench.offline_calibration import calibrate, fit_curves, guess_line
-from bench.run_benchmark import choice_correct, guess_columns, reliability
+from bench.formats import Item
+from bench.instruction_following import follows
+from bench.judge import parse_scores
+from bench.report import config_report
+from bench.scoring import RunFacts, exact_choice, official_token_match, pro_match, score_item
+from storage.benchmarks import ResultRow
 
-
-def test_choices_with_the_same_words_are_scored_by_their_order():
-    choices = ["dog, then rain", "rain, then dog", "dog, then siren", "siren, then rain"]
-    assert choice_correct("dog, then rain", "dog, then rain", choices)
-    # the benchmarks' token rule alone takes "rain, then dog" for "dog, then rain"
-    assert not choice_correct("rain, then dog", "dog, then rain", choices)
-    assert not choice_correct("dog, then siren", "dog, then rain", choices)
-    # elsewhere the token rule stays
-    assert choice_correct("Dog barking.", "Dog barking", ["Dog barking", "Rain"])
+CHOICES = ["Dog barking", "Cat meowing", "Dog growling", "Rain"]
 
 
 @pytest.mark.parametrize(
-    ("item", "text", "right"),
+    ("prediction", "expected"),
     [
-        ({"open": "yes_no", "answer": "no"}, "No: nothing in it sounds like hen.", True),
-        ({"open": "yes_no", "answer": "yes"}, "Mostly animal, with livestock.", False),
-        ({"open": "yes_no", "answer": "yes"}, "I can't tell: it is silent.", False),
-        ({"open": "kind", "accept": ["dog", "bark"]}, "Dog: bark (up to 0.9).", True),
-        ({"open": "kind", "accept": ["rain"]}, "Fireworks: explosion and rain.", False),
-        ({"open": "how_many", "answer": "3"}, "Three times (at 0.3 s, 1.6 s, 2.9 s).", True),
-        ({"open": "how_many", "answer": "3"}, "Two times (at 0.3 s, at 1.6 s).", False),
-        ({"open": "what_said", "answer": "three six"}, 'It says: "3, 6,"', True),
-        ({"open": "what_said", "answer": "three eight"}, 'It says: "please 8"', False),
-        ({"open": "when", "span": [2.0, 3.0]}, "At 2.3–3.1 s (the dog).", True),
-        ({"open": "when", "span": [2.0, 3.0]}, "At 0.5–4.8 s (wind).", False),
+        ("Dog barking", True),  # the choice itself
+        ("dog barking.", True),  # case and punctuation do not matter
+        ("I hear a dog barking loudly", True),  # extra words no wrong choice has
+        ("barking", False),  # partial: "dog" missing
+        ("Dog barking, not growling", False),  # a token only a wrong choice has
+        ("Dog barking in the rain", False),  # distractor word from a wrong choice
+        ("B", False),  # a letter is not the answer's text
+        ("", False),  # empty prediction
+        ("dog", False),  # shared word only
     ],
 )
-def test_open_answers_are_read_as_a_person_reads_them(item, text, right):
-    assert score_open(item, text) is right
+def test_mmau_token_rule(prediction: str, expected: bool) -> None:
+    assert official_token_match("Dog barking", prediction, CHOICES) is expected
 
 
-def test_a_yes_no_answer_starts_with_yes_no_or_cant_tell():
-    assert starts_yes_no("Yes: speech from 1.0 s.")
-    assert starts_yes_no("No, probably not: ...")
-    assert starts_yes_no("I can't tell: the recording lasts only 0.10 s.")
-    assert not starts_yes_no("Mostly speech.")
-    assert not starts_yes_no("About 121 beats per minute in C minor.")
+def test_token_rule_credits_the_wrong_order_and_exact_choice_does_not() -> None:
+    choices = ["Piano, then drums", "Drums, then piano", "Only piano", "Only drums"]
+    answer = choices[0]
+    wrong_order = "Drums, then piano"
+    assert official_token_match(answer, wrong_order, choices) is True  # same tokens
+    assert exact_choice(wrong_order, answer) is False
+    assert exact_choice("piano, then drums!", answer) is True
 
 
-def _items(pairs: list[tuple[float, bool, bool]]) -> list[dict]:
-    return [{"confidence": c, "correct": ok, "guess": g} for c, ok, g in pairs]
+def test_token_rule_ignores_a_choice_with_the_answers_own_tokens() -> None:
+    # "dog." has the answer's tokens: not a wrong choice, so nothing of it is forbidden
+    assert official_token_match("Dog", "a dog", ["Dog", "dog.", "Cat"]) is True
 
 
-def test_guess_columns_and_reliability():
-    items = _items([(0.2, False, True), (0.25, False, True), (0.9, False, False),
-                    (0.35, True, True), (0.8, True, False), (0.85, True, False),
-                    (0.95, True, False), (0.92, True, False)])  # fmt: skip
-    columns = guess_columns(items)
-    assert columns == {"wrong": 3, "wrong_as_guess_pct": 66.7, "right": 5,
-                       "right_as_guess_pct": 20.0}  # fmt: skip
-    table = {row["confidence"]: (row["right"], row["n"]) for row in reliability(items)}
-    assert table == {"0.2-0.3": (0, 2), "0.3-0.4": (1, 1), "0.8-0.9": (2, 2), "0.9-1.0": (2, 3)}
-    # an expected guess (silence) is neither a right nor a wrong answer shown as a guess
-    assert guess_columns([{"confidence": 0.5, "correct": False, "guess": True,
-                           "expect_guess": True}])["wrong"] == 0  # fmt: skip
+def similarity(text: str, options: list[str]) -> np.ndarray:
+    """A stand-in embedding: shared letters (deterministic, enough to rank)."""
+    return np.array([len(set(text.lower()) & set(o.lower())) for o in options], dtype=float)
 
 
-def test_calibration_maps_raw_confidence_to_the_share_right():
-    table = Calibration({"sound": ([0.3, 0.9], [0.2, 0.95]), "all": ([0.0, 1.0], [0.1, 0.9])},
-                        guess_below=0.4)  # fmt: skip
-    assert table("sound", 0.6) == pytest.approx(0.575, abs=0.01)
-    assert table("count", 0.5) == pytest.approx(0.5)  # a family it never saw: the overall curve
-    assert table("open:describe", 1.0) is None  # an answer in words never measured: no number
-    assert table.is_guess(0.3) and not table.is_guess(0.5) and not table.is_guess(None)
-    assert Calibration.from_json(json.loads(json.dumps(table.as_json()))) == table
-    assert RAW("sound", 0.437) == 0.44
-    assert family_of(classify("Which sound is it?", ["Dog", "Rain"]), ["Dog", "Rain"]) == "sound"
-    assert family_of(classify("Is there a hen?", []), []) == "open:yes_no"
-    count = classify("How many people are talking?", ["1", "2"])
-    assert family_of(count, ["1", "2"]) == "count:speakers"
+def test_mmau_pro_choice_matching() -> None:
+    assert pro_match("Rain", CHOICES, similarity) == ("Rain", "exact")
+    assert pro_match("rainy weather", CHOICES, similarity)[1] == "minilm"
+    assert pro_match("a cat is meowing", CHOICES, None) == ("Cat meowing", "overlap")
 
 
-def test_the_guess_line_keeps_few_right_answers_under_it(tmp_path):
-    rows = [("sound", 0.3 + 0.01 * i, i % 3 != 0) for i in range(60)]
-    rows += [("sound", 0.9, True)] * 20 + [("sound", 0.28, False)] * 10
-    curves = fit_curves(rows)
-    xs, ys = curves["sound"]
-    assert ys == sorted(ys) and 0.0 < ys[0] < ys[-1] <= 0.98
-    calibrated = [(0.1 * i, i >= 3) for i in range(10)]  # right from 0.3 up
-    assert guess_line(calibrated) == 0.3
-    predictions = tmp_path / "raw.json"
-    predictions.write_text(json.dumps([
-        {"question": "Which sound is this?", "choices": ["Dog", "Rain"], "confidence": c,
-         "correct": ok} for _, c, ok in rows
-    ]))  # fmt: skip
-    out = tmp_path / "table.json"
-    calibrate([predictions], out)
-    fitted = Calibration.from_json(json.loads(out.read_text()))
-    assert "sound" in fitted.curves and 0.0 < fitted.guess_below < 1.0
-    right = [fitted("sound", c) for _, c, ok in rows if ok]
-    assert sum(fitted.is_guess(c) for c in right) <= 0.1 * len(right)
+def item(kind: str = "choice", **raw: object) -> Item:
+    return Item(
+        id="q1",
+        benchmark="mmau-pro",
+        question=str(raw.pop("question", "What is heard?")),
+        choices=list(raw.pop("choices", CHOICES)),  # type: ignore[call-overload]
+        answer=str(raw.pop("answer", "Dog barking")),
+        audio=[Path("a.wav"), Path("b.wav")],
+        kind=kind,  # type: ignore[arg-type]
+        groups={"category": str(raw.get("category", "sound"))},
+        raw=dict(raw),
+    )
+
+
+def test_open_items_without_a_judge_are_not_scored_and_not_counted() -> None:
+    open_item = item("open", choices=[], answer="A dog barks twice.", category="open")
+    unscored = score_item(open_item, RunFacts(prediction="a dog"))
+    assert unscored.value is None and unscored.not_scored
+    judged = score_item(open_item, RunFacts(prediction="a dog"), verdict={"value": 0.8})
+    assert judged.value == 0.8
+    right = score_item(item(), RunFacts(prediction="Dog barking"), similarity=similarity)
+    rows = [
+        ResultRow(item_id=str(i), config_key="k", run_key=str(i), config={"planner": "p",
+                  "strategy": "react", "tools": []}, labels={"category": c}, score=s.public(),
+                  run_id="r")
+        for i, (c, s) in enumerate([("open", unscored), ("sound", right)])
+    ]  # fmt: skip
+    report = config_report(rows, "mmau-pro")
+    assert report["accuracy"] == 100.0 and report["not_scored"] == 1
+    assert report["mmau_pro"]["not_scored"] == {"open": 1}
+    assert report["mmau_pro"]["weighted_performance"] == 1.0
+
+
+def test_mmau_pro_closed_item_without_choices_is_left_out() -> None:
+    score = score_item(item(choices=["Rain"]), RunFacts(prediction="Rain"))
+    assert score.value is None and "two choices" in (score.not_scored or "")
+
+
+def test_multi_audio_item_scored_like_any_closed_one() -> None:
+    multi = item(category="multi", answer="Cat meowing")
+    assert len(multi.audio) == 2
+    assert score_item(multi, RunFacts(prediction="Cat meowing"), similarity=similarity).correct
+    wrong = score_item(multi, RunFacts(prediction="Dog barking"), similarity=similarity)
+    assert wrong.correct is False and wrong.pro_choice == "Dog barking"
+
+
+@pytest.mark.parametrize(
+    ("identifier", "kwargs", "good", "bad"),
+    [
+        ("Include Keywords", {"keywords": "dog, bark"}, "The dog will bark", "A dog"),
+        ("Keyword Frequency", {"keyword": "dog", "N": 2}, "dog and dog", "dog"),
+        ("Forbidden Words", {"forbidden_words": "cat, rain"}, "A dog", "A cat"),
+        ("Number Paragraphs", {"N": 2}, "one *** two", "one"),
+        ("Number Words (at least)", {"N": 3}, "a b c", "a b"),
+        ("Number Words (at most)", {"N": 2}, "a b", "a b c"),
+        ("Number Words (range)", {"N1": 2, "N2": 3}, "a b c", "a"),
+        ("Number Sentences (at least)", {"N": 2}, "One. Two.", "One."),
+        ("Postscript", {"postscript_marker": "P.S."}, "Hi. P.S. bye", "Hi."),
+        ("Number Placeholder", {"N": 2}, "[a] and [b]", "[a]"),
+        ("Number Bullets", {"N": 2}, "* a\n* b", "* a"),
+        ("Title", {}, "<<Dogs>> text", "Dogs"),
+        ("Minimum Number Highlighted Section", {"N": 1}, "a *b* c", "a b c"),
+        ("Multiple Sections", {"N": 2, "section_splitter": "SECTION"}, "SECTION a SECTION b",
+         "SECTION a"),
+        ("Two Responses", {}, "yes ****** no", "yes ****** yes"),
+        ("All Uppercase", {}, "A DOG", "A dog"),
+        ("All Lowercase", {}, "a dog", "A dog"),
+        ("All-capital Words (at least)", {"N": 2}, "A DOG barks", "A dog"),
+        ("Start Checker", {"start_phrase": "Well,"}, "well I think", "I think"),
+        ("End Checker", {"end_phrase": "the end"}, "That is The End.", "That is all."),
+        ("Quotation", {}, '"a dog"', "a dog"),
+        ("No Commas", {}, "a dog", "a, dog"),
+    ],
+)  # fmt: skip
+def test_instruction_following_rules(identifier, kwargs, good, bad) -> None:
+    assert follows(good, identifier, kwargs, "q") is True
+    assert follows(bad, identifier, kwargs, "q") is False
+
+
+def test_instruction_following_repeat_prompt_unknown_rule_and_json_kwargs() -> None:
+    assert follows("What is heard? A dog.", "Repeat Prompt", None, "what is heard?")
+    assert not follows("A dog.", "Repeat Prompt", None, "What is heard?")
+    assert not follows("anything", "Some Future Rule", {}, "q")
+    assert follows("dog dog", "Keyword Frequency", '{"keyword": "dog", "N": 2}', "q")
+    instruction = item("instruction", choices=[], category="instruction following",
+                       task_identifier="All Lowercase", kwargs=None)  # fmt: skip
+    assert score_item(instruction, RunFacts(prediction="a dog barks")).value == 1.0
+    assert score_item(instruction, RunFacts(prediction="A dog barks")).value == 0.0
+
+
+def test_judge_scores_parsed_as_mmau_pro_reads_them() -> None:
+    text = "CORRECTNESS: 4 - ok\nRELEVANCE: 5 - ok\nCOMPLETENESS: 2 - thin\nCLARITY: 5\nOVERALL: 4"
+    assert parse_scores(text)["overall"] == 4.0
+    missing = parse_scores("CORRECTNESS: 5\nRELEVANCE: 5\nCLARITY: 5")  # completeness: 3
+    assert missing["completeness"] == 3.0 and missing["overall"] == 4.5
+    neutral = parse_scores("CORRECTNESS: 1\nRELEVANCE: 1\nCOMPLETENESS: 1\nCLARITY: 1\nOVERALL: 3")
+    assert neutral["overall"] == 1.0  # an overall of 3 is replaced by the criteria's mean

@@ -24,7 +24,8 @@ from backend.settings import Settings
 from frontend import files
 from storage.models import DEFAULT_OWNER, Conversation
 from tests.servers import serve
-from tests.test_api import read_sse, scripted_registry
+from tests.sse import read_sse
+from tests.test_api import scripted_registry
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from agent.planners.base import FinalAnswer
 from agent.run import RunRequest, run_question
 from agent.testing import ScriptedPlanner, ScriptedTurn
 from agent.tools.base import MemoryToolCache, ToolContext, ToolResult
+from tests.waiting import wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -53,11 +54,7 @@ async def test_executor_runs_at_most_workers_jobs_and_queues_the_rest(pool):
         return i
 
     tasks = [asyncio.ensure_future(ex.run_model(job, i)) for i in range(5)]
-    for _ in range(100):
-        await asyncio.sleep(0.01)
-        if pool.running == 2:
-            break
-    assert pool.running == 2
+    await wait_for(lambda: pool.running == 2, what="two jobs running")
     assert pool.queued == 3 == ex.queue_depth()
     release.set()
     assert await asyncio.gather(*tasks) == [0, 1, 2, 3, 4]
@@ -74,15 +71,15 @@ async def test_a_cancelled_queued_job_never_runs(pool):
 
     blockers = [asyncio.ensure_future(ex.run_model(block)) for _ in range(2)]
     queued = asyncio.ensure_future(ex.run_model(ran.append, "late"))
-    await asyncio.sleep(0.05)
-    assert pool.queued == 1
+    await wait_for(lambda: pool.running == 2 and pool.queued == 1, what="one job queued")
     queued.cancel()
     await asyncio.gather(queued, return_exceptions=True)
     assert pool.queued == 0
     release.set()
     await asyncio.gather(*blockers)
-    await asyncio.sleep(0.05)
-    assert ran == []
+    # Nothing is queued or running any more: whatever was going to run has run.
+    assert pool.queued == 0 and pool.running == 0
+    assert ran == [] and pool.calls == 2  # only the two blockers ever started
 
 
 async def test_local_tools_run_on_the_model_executor_not_the_default_pool(pool, tone_wav):
@@ -215,7 +212,7 @@ async def test_a_stopped_run_does_not_cancel_the_call_its_sibling_waits_for(
     second, _ = _one_call_run(store, audio, tool, timeout=10)
     stopped = asyncio.ensure_future(_results(first, store, cache))
     survivor = asyncio.ensure_future(_results(second, store, cache))
-    await asyncio.sleep(0.1)
+    await wait_for(lambda: tool.invocations == 1, what="the shared call to start")
     stopped.cancel()
     results = await survivor
     assert results[0].output == "done" and results[0].error is None
@@ -271,12 +268,12 @@ async def test_an_unclaimed_prefetch_is_withdrawn_when_the_run_ends(tmp_path, to
         request = RunRequest("q?", [audio], planner, [vad])
         events = [e async for e in run_question(request, store=store, cache=MemoryToolCache())]
         assert events[-1].type == "run_finished"
-        await asyncio.sleep(0.05)
-        assert executor.queued == 0  # withdrawn, not left to occupy a worker later
+        # withdrawn, not left to occupy the (blocked) worker later
+        await wait_for(lambda: executor.queued == 0, what="the prefetch to leave the queue")
         release.set()
         await blocker
-        await asyncio.sleep(0.05)
-        assert vad.invocations == 0
+        assert executor.queued == 0 and executor.running == 0
+        assert vad.invocations == 0 and executor.calls == 1  # only the blocker ever started
     finally:
         ex.set_executor(previous)
         executor.shutdown()
@@ -337,13 +334,26 @@ async def test_a_costly_prefetch_waits_for_the_planner_on_long_audio(tmp_path, t
         prefetch = True
         prefetch_max_s = audio.duration_s / 2  # this clip counts as long
 
+    class Cheap(ModelTool):
+        prefetch = True
+
     costly = Costly("signal_stats", 0.0)
-    planner = ScriptedPlanner([ScriptedTurn(answer=FinalAnswer(text="yes"))])
-    request = RunRequest("q?", [audio], planner, [costly])
+    cheap = Cheap("speech_activity", 0.0)  # the control: prefetched on the same clip
+
+    class Waiting(ScriptedPlanner):
+        async def stream_turn(self, *args, **kwargs):
+            # The planner answers only once the control's prefetch has run (unasked), so a
+            # prefetch of the costly tool, started with it, would have run by then too.
+            await wait_for(lambda: cheap.invocations == 1, what="the control's prefetch")
+            async for chunk in super().stream_turn(*args, **kwargs):
+                yield chunk
+
+    planner = Waiting([ScriptedTurn(answer=FinalAnswer(text="yes"))])
+    request = RunRequest("q?", [audio], planner, [costly, cheap])
     events = [e async for e in run_question(request, store=store, cache=MemoryToolCache())]
     assert events[-1].type == "run_finished"
-    await asyncio.sleep(0.05)
-    assert costly.invocations == 0
+    await wait_for(lambda: pool.queued == 0 and pool.running == 0, what="an idle executor")
+    assert costly.invocations == 0 and pool.calls == 1  # only the control's prefetch ran
 
 
 # -- GIL-bound models in worker processes ---------------------------------------------------------

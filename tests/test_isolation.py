@@ -7,6 +7,7 @@ shows A's file name; B's runs never read A's cached tool results.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -24,6 +25,7 @@ from app import create_app
 from backend.auth import OWNER_COOKIE
 from backend.settings import Settings
 from tests.servers import serve
+from tests.sse import read_sse
 
 SECRET_NAME = "a-private-board-meeting.wav"
 ASK = {
@@ -47,19 +49,6 @@ def registry() -> tuple[Registry, ScriptedTool]:
     reg.register(ScriptedPlanner([_turn]), kind="planner")
     reg.register(tool, kind="tool")
     return reg, tool
-
-
-def read_sse(response: httpx.Response) -> list[dict[str, str]]:
-    events, current = [], {}
-    for line in response.iter_lines():
-        if not line:
-            if current:
-                events.append(current)
-                current = {}
-            continue
-        field, _, value = line.partition(": ")
-        current[field] = value
-    return events
 
 
 @pytest.fixture
@@ -277,7 +266,18 @@ def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav):
     assert ids["conversation"] not in str(ui.on_load(as_b))
     assert ids["conversation"] in str(ui.on_load(as_a))
     ui.rename(ids["conversation"], "Taken", as_b)
-    ui.delete(ids["conversation"], as_b)
+
+    async def delete_as_b_then_as_a_and_undo() -> None:
+        refused = await ui.delete(ids["conversation"], as_b)
+        assert refused == {c["delete_confirm"]: gr.update(visible=False)}
+        assert ids["conversation"] not in ui.pending_deletes  # nothing scheduled for B
+        hidden = await ui.delete(ids["conversation"], as_a)
+        assert hidden[c["undo_state"]] == ids["conversation"]
+        assert ids["conversation"] in ui.pending_deletes
+        await ui.undo_delete(ids["conversation"], as_a)
+        assert ids["conversation"] not in ui.pending_deletes
+
+    asyncio.run(delete_as_b_then_as_a_and_undo())
     assert ui.store.get_conversation(ids["conversation"]) is None  # the unscoped default
     titles = lambda: [c.title for c in ui.for_owner(owner_a).store.list_conversations()]  # noqa: E731
     assert titles() == ["A's secret"]

@@ -249,13 +249,13 @@ def test_embeddings_are_unit_vectors() -> None:
 
 def test_embeddings_of_texts_seen_lately_are_not_computed_again(monkeypatch) -> None:
     encoded: list[str] = []
-    encode = embedding._encode
+    encode = embedding.encode
 
     def counting(texts: list[str]) -> np.ndarray:
         encoded.extend(texts)
         return encode(texts)
 
-    monkeypatch.setattr(embedding, "_encode", counting)
+    monkeypatch.setattr(embedding, "encode", counting)
     hen, rooster = f"a hen clucking {id(encoded)}", f"Chicken, rooster {id(encoded)}"  # new texts
     first = embedding.embed([hen, rooster])
     again = embedding.embed([rooster, hen, hen])

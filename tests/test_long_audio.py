@@ -25,14 +25,14 @@ def test_windowed_onset_envelope_and_tempogram_match_the_one_shot_ones():
 
     audio = _click_track(40, 100)  # more than one analysis window
     whole = librosa.onset.onset_strength(y=audio, sr=RATE, hop_length=music.TEMPO_HOP)
-    windowed = music._onset_envelope(audio)
+    windowed = music.onset_envelope(audio)
     assert windowed.shape == whole.shape
     assert np.corrcoef(whole, windowed)[0, 1] > 0.999
     win = int(librosa.time_to_frames(8.0, sr=RATE, hop_length=music.TEMPO_HOP))
     full = librosa.feature.tempogram(
         onset_envelope=whole, sr=RATE, hop_length=music.TEMPO_HOP, win_length=win
     ).mean(axis=1)
-    np.testing.assert_allclose(music._mean_tempogram(whole)[:, 0], full, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(music.mean_tempogram(whole)[:, 0], full, rtol=1e-6, atol=1e-9)
 
 
 def test_tempo_of_a_long_click_track():

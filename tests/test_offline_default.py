@@ -50,7 +50,7 @@ async def test_every_strategy_answers_the_dog_clip_offline(registry, tmp_path, s
 
 
 async def test_spoken_digit_and_follow_up_history(registry, tmp_path):
-    from agent.run import PriorTurn
+    from agent.context import PriorTurn
 
     store = AudioStore(tmp_path / "audio")
     digit = store.add_file(FIXTURES / "digit_6_theo_4.wav")

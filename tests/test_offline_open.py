@@ -7,22 +7,20 @@ tagger's classes, the word in the transcript, the music among the music classes.
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from agent.audio import AudioStore, load_samples
+from agent.audio import load_samples
 from agent.registry import Registry
-from agent.run import RunRequest, run_question
 from bench.devsets import normalise
+from tests.offline_runs import ask_offline
 
 pytestmark = pytest.mark.models
 FIXTURES = Path(__file__).parent / "fixtures"
 SR = 16_000
-CLIPS = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -45,28 +43,15 @@ def _digit(name: str) -> np.ndarray:
     return load_samples(FIXTURES / name)
 
 
-async def _ask(registry, tmp_path, samples, question, choices=()):
-    path = tmp_path / f"clip_{next(CLIPS)}.wav"
-    sf.write(path, samples, SR, subtype="PCM_16")
-    store = AudioStore(tmp_path / "audio")
-    request = RunRequest(
-        question, [store.add_file(path)], registry.planner("offline"), registry.tools(),
-        choices=list(choices),
-    )  # fmt: skip
-    events = [e async for e in run_question(request, store=store, similarity=registry.similarity)]
-    assert events[-1].type == "run_finished", events[-1]
-    return next(e for e in events if e.type == "answer"), events
-
-
 def _dog() -> np.ndarray:
     return load_samples(FIXTURES / "dog_bark_esc50.wav")
 
 
 async def test_is_there_a_sound_checks_that_sound(registry, tmp_path):
     dog = _dog()
-    answer, events = await _ask(registry, tmp_path, dog, "Is there a sound of a hen?")
+    answer, events = await ask_offline(registry, tmp_path, dog, "Is there a sound of a hen?")
     assert answer.text.startswith("No: nothing in it sounds like hen"), answer.text
-    answer, events = await _ask(registry, tmp_path, dog, "Is there a dog barking?")
+    answer, events = await ask_offline(registry, tmp_path, dog, "Is there a dog barking?")
     assert answer.text.startswith("Yes: dog barking at "), answer.text
     assert answer.confidence is not None
     # the tagger was asked to follow the classes that fit the name over time
@@ -76,32 +61,33 @@ async def test_is_there_a_sound_checks_that_sound(registry, tmp_path):
 
 async def test_does_the_speaker_say_a_word(registry, tmp_path):
     clip = _compose([_digit(n) for n in ("digit_7_jackson_2.wav", "digit_1_george_1.wav")])
-    said, _ = await _ask(registry, tmp_path, clip, "Does the speaker say the word seven?")
+    said, _ = await ask_offline(registry, tmp_path, clip, "Does the speaker say the word seven?")
     assert said.text.startswith('Yes: "seven" is said at '), said.text
-    not_said, _ = await _ask(registry, tmp_path, clip, "Does the speaker say the word two?")
+    not_said, _ = await ask_offline(registry, tmp_path, clip, "Does the speaker say the word two?")
     assert not_said.text.startswith('No: "two" is not in the transcript'), not_said.text
 
 
 async def test_is_there_music(registry, tmp_path):
     trumpet = load_samples(FIXTURES / "trumpet_sorohanro_librosa.ogg")
-    answer, _ = await _ask(registry, tmp_path, trumpet, "Is there music, and what kind?")
+    answer, _ = await ask_offline(registry, tmp_path, trumpet, "Is there music, and what kind?")
     assert answer.text.startswith("Yes: music"), answer.text
     speech = load_samples(FIXTURES / "speech_padded_librispeech_3436-172162-0000.wav")
-    answer, _ = await _ask(registry, tmp_path, speech, "Is there music in the background?")
+    answer, _ = await ask_offline(registry, tmp_path, speech, "Is there music in the background?")
     assert answer.text.startswith("No: no music was found"), answer.text
     # silence holds nothing: that answers "is there X" with no
-    answer, _ = await _ask(registry, tmp_path, _gap(1.0), "Is there music in the background?")
+    question = "Is there music in the background?"
+    answer, _ = await ask_offline(registry, tmp_path, _gap(1.0), question)
     assert answer.text.startswith("No: the recording is silent"), answer.text
 
 
 async def test_when_and_what_kind(registry, tmp_path):
     bark = normalise(load_samples(FIXTURES / "dog_bark_esc50.wav")[: 2 * SR])
     clip = np.concatenate([_gap(2.0), bark, _gap(1.5)]).astype(np.float32)
-    answer, _ = await _ask(registry, tmp_path, clip, "When does the dog bark?")
+    answer, _ = await ask_offline(registry, tmp_path, clip, "When does the dog bark?")
     assert answer.text.startswith("At "), answer.text
     first = float(answer.text[3:].split("–")[0])
     assert 1.5 <= first <= 3.5, answer.text
-    answer, _ = await _ask(registry, tmp_path, _dog(), "What kind of animal is this?")
+    answer, _ = await ask_offline(registry, tmp_path, _dog(), "What kind of animal is this?")
     assert answer.text.split(":")[0].split(" (")[0].lower() in ("dog", "bark"), answer.text
 
 
@@ -111,7 +97,8 @@ async def test_sounds_in_a_row_are_scored_where_their_evidence_lies(registry, tm
     rooster = load_samples(FIXTURES / "rooster_esc50_cut.wav")
     clip = np.concatenate([normalise(rooster), _gap(0.5), normalise(_dog())]).astype(np.float32)
     choices = ["dog, then rooster", "rooster, then dog", "rooster, then siren", "siren, then dog"]
-    answer, _ = await _ask(registry, tmp_path, clip, "In what order are the sounds heard?", choices)
+    question = "In what order are the sounds heard?"
+    answer, _ = await ask_offline(registry, tmp_path, clip, question, choices)
     assert answer.choice == "rooster, then dog", answer.rationale
     assert "siren not found" in answer.rationale
 

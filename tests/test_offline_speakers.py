@@ -17,7 +17,7 @@ from agent.local_models import speakers
 from agent.planners.offline_speakers import count_speakers
 from agent.registry import Registry
 from bench.devsets import normalise
-from tests.test_offline_timing import _ask
+from tests.offline_runs import ask_offline
 
 pytestmark = pytest.mark.models
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -92,7 +92,7 @@ def test_an_unsure_count_is_a_guess():
 
 async def test_counts_two_speakers_with_choices_via_the_planner(registry, tmp_path):
     clip = _compose(JACKSON[:2] + GEORGE)
-    answer, events = await _ask(
+    answer, events = await ask_offline(
         registry, tmp_path, clip, "How many different speakers are there?", ["1", "2", "3", "4"]
     )
     assert answer.choice == "2" and not answer.guess
@@ -102,34 +102,36 @@ async def test_counts_two_speakers_with_choices_via_the_planner(registry, tmp_pa
 
 
 async def test_counts_one_speaker_in_words_via_the_planner(registry, tmp_path):
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, _compose(JACKSON), "How many people are talking?", ["one", "two"]
     )
     assert answer.choice == "one" and not answer.guess
-    answer, _ = await _ask(registry, tmp_path, _compose(JACKSON), "How many people are talking?")
+    answer, _ = await ask_offline(
+        registry, tmp_path, _compose(JACKSON), "How many people are talking?"
+    )
     assert answer.text.startswith("One speaker: one around 1"), answer.text
     assert "Hz (" in answer.text
 
 
 async def test_two_speakers_in_words_name_pitch_and_times(registry, tmp_path):
     clip = _compose(JACKSON[:2] + GEORGE)
-    answer, _ = await _ask(registry, tmp_path, clip, "How many speakers can you hear?")
+    answer, _ = await ask_offline(registry, tmp_path, clip, "How many speakers can you hear?")
     assert answer.text.startswith("Two speakers: one around "), answer.text
     assert answer.text.count(" Hz (") == 2 and answer.text.count("–") >= 4
 
 
 async def test_same_speaker_and_second_speaker_higher(registry, tmp_path):
     clip = _compose(JACKSON[:2] + GEORGE)
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, clip, "Is it the same speaker throughout?", ["yes", "no"]
     )
     assert answer.choice == "no" and not answer.guess
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, clip, "Is the second speaker's voice higher or lower?",
         ["higher", "lower"],
     )  # fmt: skip
     assert answer.choice == "higher" and not answer.guess
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, _compose(JACKSON), "Is it the same person speaking?", ["yes", "no"]
     )
     assert answer.choice == "yes"
@@ -137,7 +139,7 @@ async def test_same_speaker_and_second_speaker_higher(registry, tmp_path):
 
 async def test_no_speech_is_an_honest_guess(registry, tmp_path):
     clip = np.zeros(2 * SR, np.float32)
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, clip, "How many speakers are there?", ["1", "2", "3"]
     )
     assert answer.guess

@@ -7,17 +7,15 @@ repeated with pauses, spoken digits in a row, a rooster then a dog, silence, 0.1
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import numpy as np
 import pytest
-import soundfile as sf
 
-from agent.audio import AudioStore, load_samples
+from agent.audio import load_samples
 from agent.registry import Registry
-from agent.run import RunRequest, run_question
 from bench.devsets import loudest, normalise
+from tests.offline_runs import ask_offline
 
 pytestmark = pytest.mark.models
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -54,26 +52,9 @@ def _dog_bark() -> np.ndarray:
     return DOG_BARK
 
 
-async def _ask(registry, tmp_path, samples, question, choices=(), strategy="react"):
-    path = tmp_path / f"clip_{random.random():.9f}.wav"
-    sf.write(path, samples, SR, subtype="PCM_16")
-    store = AudioStore(tmp_path / "audio")
-    request = RunRequest(
-        question,
-        [store.add_file(path)],
-        registry.planner("offline"),
-        registry.tools(),
-        choices=list(choices),
-        strategy=strategy,
-    )
-    events = [e async for e in run_question(request, store=store, similarity=registry.similarity)]
-    assert events[-1].type == "run_finished", events[-1]
-    return next(e for e in events if e.type == "answer"), events
-
-
 async def test_counts_repeated_barks_with_their_times(registry, tmp_path):
     clip = _compose([_dog_bark()] * 3)
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, clip, "How many times does the dog bark?", ["2", "3", "4", "5"]
     )
     assert answer.choice == "3" and not answer.guess
@@ -83,7 +64,7 @@ async def test_counts_repeated_barks_with_their_times(registry, tmp_path):
 async def test_counts_spoken_numbers(registry, tmp_path):
     digits = [_digit(n) for n in ("digit_6_theo_4.wav", "digit_1_george_1.wav",
                                   "digit_3_jackson_4.wav", "digit_6_theo_4.wav")]  # fmt: skip
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, _compose(digits), "How many numbers are spoken?",
         ["two", "three", "four", "five"],
     )  # fmt: skip
@@ -94,11 +75,11 @@ async def test_which_digit_comes_second_and_last(registry, tmp_path):
     digits = [_digit(n) for n in ("digit_3_jackson_4.wav", "digit_1_george_1.wav",
                                   "digit_6_theo_4.wav")]  # fmt: skip
     clip = _compose(digits)
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, clip, "Which digit is spoken second?", ["six", "three", "one"]
     )
     assert answer.choice == "one"
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, clip, "What is the last number said?", ["one", "six", "three"]
     )
     assert answer.choice == "six"
@@ -108,10 +89,12 @@ async def test_which_sound_comes_first_does_not_depend_on_choice_order(registry,
     rooster = load_samples(FIXTURES / "rooster_esc50_cut.wav")
     clip = _compose([rooster, loudest(load_samples(FIXTURES / "dog_bark_esc50.wav"), 1.5)])
     choices = ["Dog", "Rooster", "Siren", "Rain"]
-    first, _ = await _ask(registry, tmp_path, clip, "Which sound comes first?", choices)
-    again, _ = await _ask(registry, tmp_path, clip, "Which sound comes first?", choices[::-1])
+    first, _ = await ask_offline(registry, tmp_path, clip, "Which sound comes first?", choices)
+    again, _ = await ask_offline(
+        registry, tmp_path, clip, "Which sound comes first?", choices[::-1]
+    )
     assert first.choice == again.choice == "Rooster"
-    last, _ = await _ask(registry, tmp_path, clip, "Which sound is heard last?", choices)
+    last, _ = await ask_offline(registry, tmp_path, clip, "Which sound is heard last?", choices)
     assert last.choice == "Dog"
 
 
@@ -125,7 +108,7 @@ async def test_silence_and_too_short_are_guesses_whatever_the_choice_order(
     choices = ["Dog barking", "Rain", "Church bells", "Siren"]
     picks = set()
     for order in (choices, choices[::-1], choices[1:] + choices[:1]):
-        answer, events = await _ask(registry, tmp_path, clip, "Which sound is heard?", order)
+        answer, events = await ask_offline(registry, tmp_path, clip, "Which sound is heard?", order)
         assert answer.guess and answer.confidence is not None and answer.confidence <= 0.25
         assert "Can't tell" in answer.rationale
         picks.add(answer.choice)
@@ -138,35 +121,35 @@ async def test_silence_and_too_short_are_guesses_whatever_the_choice_order(
 
 async def test_guess_survives_every_strategy(registry, tmp_path):
     for strategy in ("caption_first", "refine", "evidence"):
-        answer, _ = await _ask(
+        answer, _ = await ask_offline(
             registry, tmp_path, _gap(1.0), "Which sound is heard?", ["Dog", "Rain"], strategy
         )
         assert answer.guess, strategy
 
 
 async def test_answers_in_words_without_choices(registry, tmp_path):
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, _compose([_dog_bark()] * 2), "How many times does the dog bark?"
     )
     assert answer.text.startswith("Two times"), answer.text
     speech = load_samples(FIXTURES / "speech_padded_librispeech_3436-172162-0000.wav")
-    answer, _ = await _ask(registry, tmp_path, speech, "Is anyone speaking?")
+    answer, _ = await ask_offline(registry, tmp_path, speech, "Is anyone speaking?")
     assert answer.text.startswith("Yes: speech from 1."), answer.text
-    answer, _ = await _ask(registry, tmp_path, _gap(1.0), "Is anyone speaking?")
+    answer, _ = await ask_offline(registry, tmp_path, _gap(1.0), "Is anyone speaking?")
     assert answer.text == "No: the recording is silent (peak -140 dBFS).", answer.text
 
 
 async def test_is_there_speech_and_how_loud_in_words(registry, tmp_path):
     dog = load_samples(FIXTURES / "dog_bark_esc50.wav")
     # voice activity marks a short bark as speech; the classes and the transcript do not
-    answer, _ = await _ask(registry, tmp_path, dog, "Is there speech?")
+    answer, _ = await ask_offline(registry, tmp_path, dog, "Is there speech?")
     assert answer.text.startswith("No, probably not: voice activity marked"), answer.text
     digit = _compose([_digit("digit_6_theo_4.wav")])
-    answer, _ = await _ask(registry, tmp_path, digit, "Is there speech?")
+    answer, _ = await ask_offline(registry, tmp_path, digit, "Is there speech?")
     assert answer.text.startswith("Yes: speech from"), answer.text
-    answer, _ = await _ask(registry, tmp_path, dog, "How loud is it?")
+    answer, _ = await ask_offline(registry, tmp_path, dog, "How loud is it?")
     assert "LUFS integrated loudness" in answer.text and "dBFS" in answer.text, answer.text
-    answer, _ = await _ask(registry, tmp_path, dog, "How much of it is silent?")
+    answer, _ = await ask_offline(registry, tmp_path, dog, "How much of it is silent?")
     assert answer.text.startswith("Silent for about"), answer.text
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from agent.audio import load_samples
 from agent.local_models import parallel_stt, whisper_asr
-from agent.local_models.parallel_stt import Chunk, Part, split_contiguous, split_groups
-from agent.local_models.whisper_asr import Segment
+from agent.local_models.parallel_stt import split_contiguous, split_groups
+from agent.local_models.whisper_asr import Chunk, Part, Segment
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SR = 16_000
@@ -60,7 +60,7 @@ def test_merge_puts_segments_in_time_order_whatever_order_the_groups_finish():
 
     late = Part([seg(40.0, "c"), seg(35.0, "b")], "en", 1.0)
     early = Part([seg(2.0, "a")], "en", 1.0)
-    merged = parallel_stt.merge([late, early])
+    merged = whisper_asr.merge([late, early])
     assert [s.text for s in merged.segments] == ["a", "b", "c"]
     assert merged.text == "a b c"
 
@@ -69,9 +69,9 @@ def test_merge_puts_segments_in_time_order_whatever_order_the_groups_finish():
 def test_parallel_groups_give_the_sequential_text_with_absolute_times():
     clip, starts = _clip()
     # Windows of at most 3 s of speech: several chunks in a 15 s clip.
-    sequential = parallel_stt.transcribe_in_groups(clip, 1, chunk_s=3)
+    sequential = whisper_asr.transcribe_chunked(clip, chunk_s=3)
     parallel = asyncio.run(parallel_stt.transcribe(clip, workers=2, chunk_s=3))
-    assert len(parallel_stt.speech_chunks(clip, 3)) >= 3
+    assert len(whisper_asr.speech_chunks(clip, 3)) >= 3
     assert parallel.text == sequential.text
     assert "adventure" in parallel.text.lower()
     assert [(s.start, s.end) for s in parallel.segments] == [

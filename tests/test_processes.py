@@ -6,10 +6,6 @@ that died is found by its expired lease."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,52 +14,25 @@ import httpx
 import pytest
 
 from agent.events import parse_event
-from tests.servers import free_port
+from tests.servers import ROOT, AppProcess
+from tests.sse import sse_frames
 
-ROOT = Path(__file__).resolve().parent.parent
 ASK = {"question": "What animal?", "planner": "scripted", "tools": ["slow_tool"], "budget": 100}
 
 
-class Server:
+class Server(AppProcess):
+    """The app on its own data directory with the slow scripted registry."""
+
     def __init__(self, data_dir: Path, log: Path, **env: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        environ = {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "AUDIO_AGENT_DATA_DIR": str(data_dir),
-            "AUDIO_AGENT_PORT": str(self.port),
-            "AUDIO_AGENT_WARM_UP": "0",
-            "AUDIO_AGENT_TEST_REGISTRY": "tests.live_registry:slow_registry",
-            **env,
-        }
-        self.log = log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=ROOT, env=environ, stdout=self.log, stderr=self.log
+        super().__init__(
+            log,
+            {
+                "PYTHONPATH": str(ROOT),
+                "AUDIO_AGENT_DATA_DIR": str(data_dir),
+                "AUDIO_AGENT_TEST_REGISTRY": "tests.live_registry:slow_registry",
+                **env,
+            },
         )
-        deadline = time.monotonic() + 90
-        while True:
-            assert self.proc.poll() is None, log.read_text()[-3000:]
-            try:
-                if httpx.get(f"{self.base}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.log.close()
 
 
 @pytest.fixture
@@ -72,18 +41,6 @@ def servers() -> Iterator[list[Server]]:
     yield started
     for server in started:
         server.stop()
-
-
-def sse(response: httpx.Response) -> Iterator[dict]:
-    current: dict = {}
-    for line in response.iter_lines():
-        if not line:
-            if current:
-                yield current
-                current = {}
-            continue
-        key, _, value = line.partition(": ")
-        current[key] = value
 
 
 def new_question(base: str, tone_wav: Path) -> tuple[str, dict, dict[str, str]]:
@@ -110,7 +67,7 @@ def test_sigkill_mid_run_keeps_every_received_event_and_marks_it_interrupted(
         http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp,
     ):
         run_id = resp.headers["X-Run-Id"]
-        for frame in sse(resp):
+        for frame in sse_frames(resp):
             received.append(parse_event(json.loads(frame["data"])))
             if sum(e.type == "tool_result" for e in received) == 3:
                 first.kill()  # no shutdown: nothing more is written
@@ -141,7 +98,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
     with httpx.Client(base_url=a.base, timeout=60, cookies=cookies) as http:
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
             run_id = resp.headers["X-Run-Id"]
-            next(f for f in sse(resp) if f["event"] == "tool_result")
+            next(f for f in sse_frames(resp) if f["event"] == "tool_result")
         # a second process starts on the same database while A's run is live
         b = Server(tmp_path / "data", tmp_path / "b.log", **env)
         servers.append(b)
@@ -159,7 +116,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
                 headers={"Accept": "text/event-stream"},
             ) as followed:
                 ids = []
-                for frame in sse(followed):
+                for frame in sse_frames(followed):
                     ids.append(int(frame["id"]))
                     if len(ids) == 5:
                         break
@@ -177,7 +134,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
         with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
             run_id = resp.headers["X-Run-Id"]
             received = []
-            for frame in sse(resp):
+            for frame in sse_frames(resp):
                 received.append(parse_event(json.loads(frame["data"])))
                 if frame["event"] == "tool_result":
                     a.kill()
@@ -189,7 +146,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
         timeout=60,
         cookies=cookies,
     ) as followed:
-        events = [parse_event(json.loads(f["data"])) for f in sse(followed)]
+        events = [parse_event(json.loads(f["data"])) for f in sse_frames(followed)]
     assert events[: len(received)] == received
     assert events[-1].type == "run_failed" and events[-1].kind == "interrupted"
     got = httpx.get(f"{b.base}/api/runs/{run_id}", cookies=cookies).json()["run"]

@@ -184,7 +184,7 @@ async def test_planner_exception_becomes_run_failed(store, tone_wav):
 
 async def test_final_answer_chunk_and_history(store, tone_wav):
     audio = store.add_file(tone_wav)
-    from agent.run import PriorTurn
+    from agent.context import PriorTurn
 
     planner = ScriptedPlanner(
         [ScriptedTurn("thinking", answer=FinalAnswer("B", confidence=0.7, rationale="why"))]

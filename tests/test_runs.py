@@ -5,7 +5,6 @@ per-owner limits, the daily spend, leases of several workers, ``degraded`` runs.
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,6 +20,7 @@ from backend.runs import RunLimits, RunManager, RunRefused
 from frontend import render
 from storage import Store
 from storage.models import Run, utc_now
+from tests.waiting import wait_for
 
 OPEN = RunLimits(max_running=8, max_queued=8, owner_runs_per_minute=0, owner_max_running=0)
 
@@ -68,13 +68,6 @@ def world(tmp_path: Path, tone_wav: Path):
     w = World(tmp_path, tone_wav)
     yield w
     w.close()
-
-
-async def wait_for(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
 
 
 def status(world: World, run_id: str) -> str:
@@ -259,7 +252,8 @@ async def test_leases_two_workers_and_a_dead_one(world):
             .values(worker_id="gone:1:x", heartbeat_at=utc_now() - timedelta(seconds=60))
         )
     second = world.manager(heartbeat_s=0.1, lease_s=0.5)
-    assert second.recover() == [dead.run_id]  # never the live worker's run
+    # the dead run is closed by the new worker, or already by the live one's own sweep
+    assert second.recover() in ([dead.run_id], [])  # never the live worker's run
     assert status(world, dead.run_id) == "interrupted"
     await asyncio.sleep(1.0)  # several leases: heartbeats keep the live run's lease fresh
     assert status(world, req.run_id) in ("running", "ok")

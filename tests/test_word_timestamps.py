@@ -17,7 +17,7 @@ from agent.planners.offline_timeline import count_speech, order_speech, spoken_i
 from agent.planners.question_focus import Focus, named_word
 from agent.registry import Registry
 from bench.devsets import normalise
-from tests.test_offline_timing import _ask
+from tests.offline_runs import ask_offline
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SR = 16_000
@@ -92,14 +92,14 @@ def _quick(words: list[str]) -> tuple[np.ndarray, list[tuple[float, float]]]:
 async def test_the_planner_answers_from_word_times(registry, tmp_path):
     clip, times = _quick(["six", "one", "five", "seven"])
     middle = round(sum(times[2]) / 2, 1)
-    answer, events = await _ask(
+    answer, events = await ask_offline(
         registry, tmp_path, clip, f"What is said at {middle} s?", ["six", "one", "five", "seven"]
     )
     assert answer.choice == "five", answer.rationale
     calls = [e for e in events if e.type == "tool_call" and e.tool == "transcribe"]
     assert calls and calls[0].arguments.get("word_timestamps") is True
     assert "word timestamps" in answer.rationale
-    answer, _ = await _ask(
+    answer, _ = await ask_offline(
         registry, tmp_path, clip, "How many times is the number seven said?", ["1", "2", "3"]
     )
     assert answer.choice == "1", answer.rationale

@@ -93,7 +93,7 @@ def embed(texts: list[str]) -> np.ndarray:
             _CACHE.move_to_end(text)
     new = list(dict.fromkeys(t for t in texts if t not in known))
     if new:
-        vectors = _encode(new)
+        vectors = encode(new)
         with _CACHE_LOCK:
             for text, vector in zip(new, vectors, strict=True):
                 _CACHE[text] = vector
@@ -103,8 +103,8 @@ def embed(texts: list[str]) -> np.ndarray:
     return np.stack([known[t] for t in texts])
 
 
-def _encode(texts: list[str]) -> np.ndarray:
-    """[len(texts), 384] float32 unit vectors from the model."""
+def encode(texts: list[str]) -> np.ndarray:
+    """[len(texts), 384] float32 unit vectors from the model itself (no cache)."""
     enc = _encoder()
     out = np.empty((len(texts), DIM), dtype=np.float32)
     for start in range(0, len(texts), BATCH):

@@ -128,10 +128,10 @@ def _tempo_and_beats(audio: np.ndarray) -> tuple[float | None, list[float]]:
     """
     import librosa
 
-    envelope = _onset_envelope(audio)
+    envelope = onset_envelope(audio)
     if float(envelope.max()) <= 0:
         return None, []
-    tempogram = _mean_tempogram(envelope)
+    tempogram = mean_tempogram(envelope)
     bpm = float(librosa.feature.tempo(tg=tempogram, sr=SAMPLE_RATE, hop_length=TEMPO_HOP)[0])
     if bpm <= 0:
         return None, []
@@ -146,7 +146,7 @@ def _tempo_and_beats(audio: np.ndarray) -> tuple[float | None, list[float]]:
     return round(bpm, 2), [round(float(b), 3) for b in beats]
 
 
-def _onset_envelope(audio: np.ndarray) -> np.ndarray:
+def onset_envelope(audio: np.ndarray) -> np.ndarray:
     """librosa's onset strength at TEMPO_HOP, computed a window at a time.
 
     Each window is read with ``ONSET_CONTEXT`` extra samples on both sides and trimmed back,
@@ -172,7 +172,7 @@ def _onset_envelope(audio: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _mean_tempogram(envelope: np.ndarray, chunk: int = 2048) -> np.ndarray:
+def mean_tempogram(envelope: np.ndarray, chunk: int = 2048) -> np.ndarray:
     """librosa's tempogram (8 s autocorrelation windows) averaged over time, by chunks.
 
     The same numbers as ``tempogram(...).mean(axis=-1)``, without the full

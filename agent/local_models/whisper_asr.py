@@ -30,7 +30,11 @@ MODEL_ENV = "AUDIO_AGENT_WHISPER_MODEL"
 # Below this peak level the input is treated as silence and the model is not run
 # (whisper tends to invent "Thank you." on near-silent input).
 SILENCE_PEAK = 1e-4
-BATCHED_ABOVE_S = 30.0  # longer audio is transcribed over its speech spans, in batches
+# Whisper reads audio in windows of 30 s: speech is packed into chunks of one window, spans
+# are split a little under it, and shorter clips get a token cap.
+WINDOW_S = 30
+SPAN_MAX_S = WINDOW_S - 0.5  # a longer speech span is decoded in pieces
+BATCHED_ABOVE_S = float(WINDOW_S)  # longer audio is transcribed over its speech, in batches
 
 _LOCK = threading.Lock()
 
@@ -151,7 +155,7 @@ def _max_new_tokens(duration_s: float) -> int | None:
     one-word clips ("seven, eight, seven, eight, ...") and the temperature fallback makes
     the call several times slower.
     """
-    if duration_s >= 30.0:
+    if duration_s >= WINDOW_S:
         return None
     return int(16 + math.ceil(10 * duration_s))
 
@@ -187,12 +191,9 @@ def transcribe(
     if batched:
         # Long audio: only the speech spans that voice activity finds are decoded, merged
         # into chunks of up to 30 s and decoded in batches (no temperature fallback over
-        # long non-speech stretches): the chunked path of parallel_stt, as one job here.
-        from agent.local_models.parallel_stt import transcribe_in_groups
-
-        return transcribe_in_groups(
+        # long non-speech stretches), as one job here (parallel_stt splits the same chunks).
+        return transcribe_chunked(
             audio,
-            1,
             beam_size=beam_size,
             word_timestamps=word_timestamps,
             initial_prompt=initial_prompt,
@@ -250,7 +251,7 @@ def transcribe_spans(
     for start, end in spans:
         start, end = max(0.0, float(start)), min(duration, float(end))
         while end - start > 0.05:
-            piece_end = min(end, start + 29.5)
+            piece_end = min(end, start + SPAN_MAX_S)
             # inside the recording to the millisecond: a clip that ends past it (2.5 s of a
             # 2.49994 s clip) makes faster-whisper assert on a negative length of non-speech
             clips.append({"start": math.ceil(start * 1000) / 1000,
@@ -261,7 +262,7 @@ def transcribe_spans(
         return Transcript("", default_language, 0.0, [], name)
     longest = max(c["end"] - c["start"] for c in clips)
     if longest_s is not None:
-        longest = max(longest, min(longest_s, 29.5))
+        longest = max(longest, min(longest_s, SPAN_MAX_S))
     segments_iter, info = batched_pipeline().transcribe(
         audio,
         language=None if model.model.is_multilingual else "en",
@@ -294,78 +295,111 @@ def transcribe_spans(
     return _transcript(segments, info, default_language, name)
 
 
-MAX_OPTION_TOKENS = 24
+# -- long audio: its speech packed into windows -------------------------------------------
+# faster-whisper's batched pipeline finds the speech (Silero VAD), packs it into chunks of up
+# to one window of speech and decodes the chunks in batches. The packing is redone here so
+# that ``parallel_stt`` can split the same chunks into groups decoded at once.
 
 
-def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
-    """How well each option fits the speech as its transcript: whisper's mean log-probability
-    per token of the option's text, read with the option forced (teacher forcing), best of a
-    few spellings ("four", "Four", "4"). Clips up to 30 s; the first 24 tokens of an option.
+@dataclass(frozen=True)
+class Part:
+    """One group's segments (times on the whole recording) and the language it was read in."""
+
+    segments: list[Segment]
+    language: str
+    language_probability: float
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Speech stretches (sample offsets in the whole recording) decoded as one window."""
+
+    stretches: list[dict[str, int]]
+
+    @property
+    def samples(self) -> int:
+        return sum(s["end"] - s["start"] for s in self.stretches)
+
+
+def speech_chunks(samples: np.ndarray, chunk_s: float = WINDOW_S) -> list[Chunk]:
+    """The speech packed into windows exactly as the batched pipeline packs it.
+
+    faster-whisper's ``collect_chunks`` packs the audio this way, but its metadata leaves out
+    the first stretch of every chunk after the first, so the packing is redone here.
+    Silent or too-short input has none.
     """
-    import ctranslate2
-    from faster_whisper.tokenizer import Tokenizer
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
 
-    from agent.number_words import number_value
-
-    model, _ = get_model()
-    audio = np.asarray(samples, dtype=np.float32).reshape(-1)[: 30 * SAMPLE_RATE]
-    if not options:
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
+    if audio.size < SAMPLE_RATE // 100 or float(np.max(np.abs(audio))) < SILENCE_PEAK:
         return []
-    tokenizer = Tokenizer(
-        model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
+    # The pipeline's own defaults for vad_filter=True.
+    options = VadOptions(max_speech_duration_s=chunk_s, min_silence_duration_ms=160)
+    limit = chunk_s * SAMPLE_RATE
+    chunks: list[list[dict[str, int]]] = []
+    size = limit + 1  # no open chunk yet
+    for stretch in get_speech_timestamps(audio, options):
+        length = stretch["end"] - stretch["start"]
+        if size + length > limit:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(stretch)
+        size += length
+    return [Chunk(c) for c in chunks]
+
+
+def decode_group(
+    samples: np.ndarray,
+    group: list[Chunk],
+    *,
+    beam_size: int = 5,
+    word_timestamps: bool = False,
+    initial_prompt: str | None = None,
+    batch_size: int = 8,
+    language: str | None = None,
+) -> Part:
+    """Decode one group's chunks (one model job) with times on the whole recording.
+    ``language`` is used by a multilingual model only (None: detect)."""
+    from faster_whisper.transcribe import restore_speech_timestamps
+
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
+    stretches = [s for chunk in group for s in chunk.stretches]
+    speech = np.concatenate([audio[s["start"] : s["end"]] for s in stretches])
+    # Each chunk is one clip of the group's speech-only audio, as the pipeline cuts it.
+    clips, at = [], 0
+    for chunk in group:
+        clips.append({"start": at / SAMPLE_RATE, "end": (at + chunk.samples) / SAMPLE_RATE})
+        at += chunk.samples
+    multilingual = is_multilingual()
+    segments, info = batched_pipeline().transcribe(
+        speech,
+        language=language if multilingual else "en",
+        clip_timestamps=clips,
+        beam_size=beam_size,
+        word_timestamps=word_timestamps,
+        initial_prompt=initial_prompt,
+        batch_size=batch_size,
     )
-    frames = model.feature_extractor.nb_max_frames
-    features = model.feature_extractor(audio)[:, :frames]
-    if features.shape[1] < frames:
-        features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
-    encoded = model.model.encode(
-        ctranslate2.StorageView.from_array(features[None].astype(np.float32)), to_cpu=True
+    restored = restore_speech_timestamps(segments, stretches, SAMPLE_RATE)
+    return Part(
+        [segment_of(s) for s in restored], str(info.language), float(info.language_probability)
     )
-    prefix = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
-    prompts: list[list[int]] = []
-    targets: list[tuple[int, int, int]] = []  # (option, variant, token id) per prompt
-    variants_of: list[list[list[int]]] = []
-    for index, option in enumerate(options):
-        text = option.strip()
-        spellings = {" " + text, " " + text[:1].upper() + text[1:], " " + text.lower()}
-        value = number_value(text)
-        if value is not None:
-            spellings.add(f" {value}")
-        ids_list = [tokenizer.encode(s)[:MAX_OPTION_TOKENS] for s in sorted(spellings)]
-        ids_list = [ids for ids in ids_list if ids]
-        variants_of.append(ids_list)
-        for v, ids in enumerate(ids_list):
-            for k, token in enumerate(ids):
-                prompts.append(prefix + ids[:k])
-                targets.append((index, v, token))
-    # One decoding step per prompt (the logits of the next token), prompts of one length
-    # in one batch.
-    # in one batch; the spellings share prefixes, so each distinct prompt runs once.
-    unique = sorted({tuple(p) for p in prompts}, key=len)
-    logits_of: dict[tuple[int, ...], np.ndarray] = {}
-    encoded_np = np.asarray(encoded)
-    for length in sorted({len(p) for p in unique}):
-        members = [p for p in unique if len(p) == length]
-        batch = ctranslate2.StorageView.from_array(np.repeat(encoded_np, len(members), 0))
-        outputs = model.model.generate(
-            batch,
-            [list(p) for p in members],
-            max_length=length + 1,
-            beam_size=1,
-            return_logits_vocab=True,
-            suppress_blank=False,
-            suppress_tokens=[],
-        )
-        for prompt, output in zip(members, outputs, strict=True):
-            logits_of[prompt] = np.asarray(output.logits[0][0], dtype=np.float64)
-    sums: dict[tuple[int, int], list[float]] = {}
-    for (index, v, token), prompt in zip(targets, prompts, strict=True):
-        logits = logits_of[tuple(prompt)]
-        top = logits.max()
-        log_softmax = logits[token] - (top + np.log(np.exp(logits - top).sum()))
-        sums.setdefault((index, v), []).append(float(log_softmax))
-    scores = []
-    for index in range(len(options)):
-        means = [np.mean(sums[(index, v)]) for v in range(len(variants_of[index]))]
-        scores.append(round(float(max(means)), 3) if means else -99.0)
-    return scores
+
+
+def merge(parts: list[Part]) -> Transcript:
+    """All groups' segments in time order, in one transcript (the first group's language)."""
+    _, name = get_model()
+    segments = sorted((s for p in parts for s in p.segments), key=lambda s: (s.start, s.end))
+    if not parts:
+        return build_transcript([], "" if is_multilingual() else "en", 0.0, name)
+    return build_transcript(segments, parts[0].language, parts[0].language_probability, name)
+
+
+def transcribe_chunked(
+    samples: np.ndarray, *, chunk_s: float = WINDOW_S, **options: Any
+) -> Transcript:
+    """The speech packed into windows and decoded in batches, as one job in this thread (the
+    sequential reference for ``parallel_stt``). ``chunk_s`` below 30 packs less speech per
+    window (tests). Options as ``decode_group``'s."""
+    chunks = speech_chunks(samples, chunk_s)
+    return merge([decode_group(samples, chunks, **options)] if chunks else [])

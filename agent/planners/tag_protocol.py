@@ -77,10 +77,6 @@ def parse_tool_calls(text: str, id_prefix: str = "call") -> list[ToolCallRequest
     return calls
 
 
-def strip_tool_calls(text: str) -> str:
-    return _CALL.sub("", text).strip()
-
-
 def _loads(body: str) -> tuple[object, str | None]:
     try:
         return json.loads(body), None

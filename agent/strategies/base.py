@@ -11,7 +11,7 @@ from agent import events as ev
 from agent.planners.base import FinalAnswer
 
 if TYPE_CHECKING:
-    from agent.run import RunContext
+    from agent.context import RunContext
 
 
 class Strategy(Protocol):

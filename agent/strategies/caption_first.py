@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agent import events as ev
+from agent.context import CallOutcome, RunContext, TurnOutcome
 from agent.planners.base import ChatMessage, PlannerError, ToolCallRequest
-from agent.run import CallOutcome, RunContext, TurnOutcome
 from agent.strategies.audio_views import AskAudioTool, CaptionTool
 from agent.strategies.base import final_from_json
 

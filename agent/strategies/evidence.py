@@ -10,10 +10,10 @@ from typing import Any
 
 from agent import events as ev
 from agent.answer import match_choice
+from agent.context import CallOutcome, RunContext, TurnOutcome
 from agent.planners.base import ChatMessage, FinalAnswer, ToolCallRequest
 from agent.planners.question_types import DESCRIPTION, classify, tool_arguments
 from agent.prompts import question_prompt
-from agent.run import CallOutcome, RunContext, TurnOutcome
 from agent.strategies.audio_views import audio_language_model
 from agent.strategies.base import final_from_json, parse_json_object
 

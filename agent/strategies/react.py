@@ -14,9 +14,9 @@ import numpy as np
 
 from agent import events as ev
 from agent.answer import match_choice
+from agent.context import CallOutcome, RunContext, TurnOutcome
 from agent.planners.base import ChatMessage, PlannerError
 from agent.prompts import FORCE_ANSWER
-from agent.run import CallOutcome, RunContext, TurnOutcome
 
 CROSS_CHECK = (
     "Note: {tools} were asked the same question and disagree. Cross-check before you answer: "

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent import events as ev
+from agent.context import CallOutcome, RunContext, TurnOutcome
 from agent.planners.base import ChatMessage, ToolCallRequest
 from agent.prompts import question_prompt
-from agent.run import CallOutcome, RunContext, TurnOutcome
 from agent.strategies.audio_views import AskAudioTool, CaptionTool
 from agent.strategies.base import as_bool, final_from_json, parse_json_object
 from agent.tools.base import Tool

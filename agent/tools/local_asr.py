@@ -53,7 +53,7 @@ class TranscribeTool:
         self.model = f"faster-whisper:{Path(custom).name}" if custom else "faster-whisper:tiny.en"
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
-        from agent.local_models import parallel_stt, whisper_asr
+        from agent.local_models import parallel_stt, whisper_asr, whisper_options
 
         words = bool(arguments.get("word_timestamps", False))
         per_span = bool(arguments.get("per_span", False))
@@ -83,7 +83,7 @@ class TranscribeTool:
             )
         options = [str(o) for o in arguments.get("options") or [] if str(o).strip()][:12]
         option_scores = (
-            await run_model(whisper_asr.option_scores, ctx.samples, options)
+            await run_model(whisper_options.option_scores, ctx.samples, options)
             if options and transcript.segments
             else []
         )

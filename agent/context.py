@@ -1,0 +1,599 @@
+"""What every strategy drives: the request, the shared machinery of one run, its outcomes.
+
+``RunContext`` streams planner turns as events, runs tool calls concurrently within a
+budget, serves identical calls from the cache, reports tool errors to the planner (never
+swallowed) and maps the final answer onto the choices. It sits below both ``agent.run``
+(which builds one and hands it to a strategy) and ``agent.strategies`` (which drive it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent import events as ev
+from agent import inflight
+from agent.answer import ChoiceMatch, Similarity, extract_answer, match_choice, strip_answer
+from agent.audio import AudioRef, AudioStore
+from agent.local_models.executor import run_timed
+from agent.planners.base import (
+    ChatMessage,
+    FinalAnswer,
+    Planner,
+    PlannerError,
+    TextDelta,
+    ToolCallRequest,
+    ToolSpec,
+    TurnEnd,
+    Verify,
+)
+from agent.prompts import audio_alias, question_prompt, system_prompt
+from agent.tools.base import (
+    Tool,
+    ToolCache,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    cache_key,
+)
+
+DEFAULT_TOOL_TIMEOUT_S = 180.0
+
+
+def tool_timeout(req: RunRequest, tool: Tool) -> float:
+    """The request's tool timeout, or longer for a remote tool whose one call with its
+    retries may take longer (``tool.timeout_s``, derived from its catalogue entry)."""
+    return max(req.tool_timeout_s, float(getattr(tool, "timeout_s", 0) or 0))
+
+
+@dataclass
+class PriorTurn:
+    """An earlier question and answer in the same conversation."""
+
+    question: str
+    answer: str
+    choices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunRequest:
+    question: str
+    audio: list[AudioRef]
+    planner: Planner
+    tools: list[Tool]
+    choices: list[str] = field(default_factory=list)
+    history: list[PriorTurn] = field(default_factory=list)
+    strategy: str = "react"
+    budget: int | None = None  # None: the strategy's own default
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    first_seq: int = 1  # > 1 when the run manager stored events (queued) before it started
+    # Before each paid planner turn or tool call: a reason to refuse it (the owner's daily
+    # spend is used up), or None. Set by the run manager when a daily limit is configured.
+    spend_check: Callable[[], Awaitable[str | None]] | None = None
+
+
+def is_paid(model: Any) -> bool:
+    """A remote planner or tool with a price in the catalogue (local ones cost nothing)."""
+    prices = getattr(getattr(model, "config", None), "prices", None)
+    if not dataclasses.is_dataclass(prices):
+        return False
+    values = (getattr(prices, f.name, 0.0) for f in dataclasses.fields(prices))
+    return any(isinstance(v, int | float) and v > 0 for v in values)
+
+
+@dataclass
+class TurnOutcome:
+    """What one planner turn produced (filled in by ``RunContext.turn``)."""
+
+    text: str = ""
+    reasoning: str = ""
+    requests: list[ToolCallRequest] = field(default_factory=list)
+    final: FinalAnswer | None = None
+    raw: Any = None
+
+
+@dataclass
+class CallOutcome:
+    request: ToolCallRequest
+    result: ToolResult
+    cached: bool = False
+
+
+class _Totals:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.usage = ev.Usage()
+        self.cost = 0.0
+
+    def add(self, usage: ev.Usage, cost: float) -> None:
+        self.usage = self.usage + usage
+        self.cost += cost
+
+
+def _unique_ids(requests: list[ToolCallRequest]) -> list[ToolCallRequest]:
+    """Some servers repeat call ids within a turn; give repeats their own id."""
+    seen: set[str] = set()
+    unique = []
+    for request in requests:
+        if request.id in seen:
+            request = dataclasses.replace(request, id=f"{request.id}_{len(seen) + 1}")
+        seen.add(request.id)
+        unique.append(request)
+    return unique
+
+
+def tool_specs(tools: Sequence[Tool], audio: Sequence[AudioRef]) -> list[ToolSpec]:
+    """The schemas a planner sees: each tool's parameters plus the ``audio_id`` to use."""
+    aliases = [audio_alias(i) for i in range(len(audio))]
+    specs = []
+    for tool in tools:
+        params = dict(tool.parameters or {"type": "object", "properties": {}})
+        props = dict(params.get("properties", {}))
+        props["audio_id"] = {
+            "type": "string",
+            "enum": aliases,
+            "description": "Which recording to use"
+            + (f" (default {aliases[0]})" if aliases else ""),
+        }
+        specs.append(
+            ToolSpec(tool.name, tool.description, {**params, "type": "object", "properties": props})
+        )
+    return specs
+
+
+class RunContext:
+    """The shared machinery of one run; strategies drive it and yield its events."""
+
+    def __init__(
+        self,
+        req: RunRequest,
+        *,
+        store: AudioStore,
+        cache: ToolCache,
+        similarity: Similarity | None,
+        budget: int,
+    ) -> None:
+        self.req = req
+        self.store = store
+        self.cache = cache
+        self.similarity = similarity
+        self.budget = budget
+        self.totals = _Totals()
+        self.turns = 0
+        self.started = time.monotonic()
+        self.answer: ev.Answer | None = None
+        self.failed_tools: list[str] = []  # tools that raised or timed out (status degraded)
+        self._seq = req.first_seq - 1
+        self._ids = 0
+        self._prefetched: dict[str, asyncio.Future[tuple[ToolResult, bool]]] = {}
+        # This turn's cache lookups, made in one read (``_prime_cache``): key -> result or None.
+        self._looked_up: dict[str, ToolResult | None] = {}
+        self._background: list[asyncio.Future[Any]] = []
+
+    # -- events ----------------------------------------------------------------------------
+    def emit(self, cls: type[ev.EventBase], **fields: Any) -> Any:
+        self._seq += 1
+        return cls(run_id=self.req.run_id, seq=self._seq, **fields)
+
+    # -- prompts ---------------------------------------------------------------------------
+    @property
+    def calls_left(self) -> int:
+        return max(0, self.budget - self.totals.calls)
+
+    def new_call_id(self, prefix: str = "call") -> str:
+        self._ids += 1
+        return f"{prefix}_{self._ids}"
+
+    def base_messages(self, system: str | None = None) -> list[ChatMessage]:
+        """System prompt, earlier turns of the conversation, and the question."""
+        req = self.req
+        messages = [ChatMessage("system", system or system_prompt(req.audio, self.budget))]
+        for turn in req.history:
+            messages.append(
+                ChatMessage(
+                    "user",
+                    question_prompt(turn.question, turn.choices),
+                    data={"question": turn.question, "choices": turn.choices, "prior": True},
+                )
+            )
+            messages.append(ChatMessage("assistant", turn.answer))
+        messages.append(
+            ChatMessage(
+                "user",
+                question_prompt(req.question, req.choices),
+                data={"question": req.question, "choices": list(req.choices)},
+            )
+        )
+        return messages
+
+    def specs(self, tools: Sequence[Tool] | None = None) -> list[ToolSpec]:
+        return tool_specs(self.req.tools if tools is None else tools, self.req.audio)
+
+    # -- planner -----------------------------------------------------------------------------
+    async def turn(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        out: TurnOutcome,
+        *,
+        force: bool = False,
+        step: str | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[ev.Event]:
+        """One planner turn, streamed as ``planner_delta`` events and closed by a ``thought``."""
+        self.turns += 1
+        turn = self.turns
+        text: list[str] = []
+        reasoning: list[str] = []
+        usage, cost, notice = ev.Usage(), 0.0, ""
+        kwargs: dict[str, Any] = {"force_answer": force}
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        refusal = await self.spend_refusal(self.req.planner)
+        if refusal:
+            raise PlannerError(refusal, kind="spend_limit")
+        async for chunk in self.req.planner.stream_turn(messages, [] if force else tools, **kwargs):
+            if isinstance(chunk, TextDelta):
+                if chunk.text:
+                    (reasoning if chunk.kind == "reasoning" else text).append(chunk.text)
+                    yield self.emit(
+                        ev.PlannerDelta, turn=turn, text=chunk.text, kind=chunk.kind, step=step
+                    )
+            elif isinstance(chunk, ToolCallRequest):
+                out.requests.append(chunk)
+            elif isinstance(chunk, FinalAnswer):
+                out.final = chunk
+            elif isinstance(chunk, Verify):
+                yield self.emit(
+                    ev.Verification,
+                    scope="tools",
+                    question=chunk.question,
+                    compared=chunk.compared,
+                    answers=chunk.answers,
+                    agreement=chunk.agreement,
+                    resolution=chunk.resolution,
+                )
+            elif isinstance(chunk, TurnEnd):
+                self.totals.add(chunk.usage, chunk.cost)
+                usage, cost, out.raw, notice = chunk.usage, chunk.cost, chunk.raw, chunk.notice
+        out.text = "".join(text)
+        out.reasoning = "".join(reasoning)
+        if force:
+            out.requests = []  # the budget is spent: whatever it asked for, it answers now
+        yield self.emit(
+            ev.Thought,
+            turn=turn,
+            text=out.text,
+            reasoning=out.reasoning,
+            step=step,
+            usage=usage,
+            cost=cost,
+            notice=notice,
+        )
+
+    # -- tools -------------------------------------------------------------------------------
+    async def call_tools(
+        self,
+        requests: list[ToolCallRequest],
+        out: list[CallOutcome],
+        *,
+        tools: Sequence[Tool] | None = None,
+        use_cache: bool = True,
+    ) -> AsyncIterator[ev.Event]:
+        """Run one turn's calls concurrently within the budget; yield results as they finish.
+
+        ``out`` receives one outcome per request, in request order.
+        """
+        available = list(self.req.tools if tools is None else tools)
+        requests = _unique_ids(requests)
+        names = {t.name for t in available}
+        # Only calls that name a real tool and parse count against the budget; the others
+        # are answered with their error at once.
+        valid = [r for r in requests if not r.parse_error and r.name in names]
+        accepted = valid[: self.calls_left]
+        for request in requests:
+            tool = next((t for t in available if t.name == request.name), None)
+            yield self.emit(
+                ev.ToolCall,
+                call_id=request.id,
+                tool=request.name,
+                arguments=request.arguments,
+                model=tool.model if tool else None,
+            )
+        self.totals.calls += len(accepted)
+        done: dict[str, CallOutcome] = {}
+        for request in requests:
+            if request in accepted:
+                continue
+            if request in valid:  # valid but over the budget
+                result = ToolResult(
+                    output="", error=f"Not run: the budget of {self.budget} tool calls is spent."
+                )
+            else:
+                result, _ = await self._call_tool(request, available, use_cache)
+            done[request.id] = CallOutcome(request, result)
+            yield self._result_event(done[request.id], 0.0)
+
+        if use_cache:
+            await self._prime_cache(accepted, available)
+
+        async def one(request: ToolCallRequest) -> tuple[CallOutcome, float]:
+            begun = time.monotonic()
+            result, cached = await self._call_tool(request, available, use_cache)
+            return CallOutcome(request, result, cached), time.monotonic() - begun
+
+        tasks = [asyncio.ensure_future(one(r)) for r in accepted]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                outcome, duration = await next_done
+                done[outcome.request.id] = outcome
+                if not outcome.cached:
+                    self.totals.add(outcome.result.usage, outcome.result.cost)
+                yield self._result_event(outcome, duration)
+        finally:  # stopped or cancelled: do not let paid calls run on unseen
+            for task in tasks:
+                task.cancel()
+            self._looked_up.clear()
+        out.extend(done[r.id] for r in requests)
+
+    def _result_event(self, outcome: CallOutcome, duration: float) -> ev.ToolResultEvent:
+        result = outcome.result
+        return self.emit(
+            ev.ToolResultEvent,
+            call_id=outcome.request.id,
+            tool=outcome.request.name,
+            output=result.output,
+            data=result.data,
+            duration_s=round(duration, 3),
+            usage=result.usage,
+            cost=0.0 if outcome.cached else result.cost,
+            cached=outcome.cached,
+            error=result.error,
+        )
+
+    async def spend_refusal(self, model: Any) -> str | None:
+        """Why a paid call must not be made now (the daily spend is used up), else None."""
+        if self.req.spend_check is None or not is_paid(model):
+            return None
+        return await self.req.spend_check()
+
+    async def _call_tool(
+        self, request: ToolCallRequest, tools: list[Tool], use_cache: bool
+    ) -> tuple[ToolResult, bool]:
+        if request.parse_error:
+            return ToolResult(output="", error=request.parse_error), False
+        tool = next((t for t in tools if t.name == request.name), None)
+        if tool is None:
+            names = ", ".join(t.name for t in tools) or "none"
+            error = f"Unknown tool '{request.name}'. Available tools: {names}."
+            return ToolResult(output="", error=error), False
+        arguments = dict(request.arguments)
+        alias = str(arguments.pop("audio_id", "") or audio_alias(0))
+        audio = self._audio_for(alias)
+        if audio is None:
+            known = ", ".join(audio_alias(i) for i in range(len(self.req.audio)))
+            known = known or "none (no audio was given)"
+            error = f"Unknown audio id '{alias}'. Known ids: {known}."
+            return ToolResult(output="", error=error), False
+        prefetched = self._prefetched.pop(
+            cache_key(audio.id, tool.name, arguments, tool.model), None
+        )
+        if prefetched is not None:  # started when the question arrived
+            outcome = await prefetched
+        else:
+            refusal = await self.spend_refusal(tool)
+            if refusal:
+                return ToolResult(output="", error=f"{tool.name} not run: {refusal}"), False
+            outcome = await self._fetch(tool, audio, arguments, tools, use_cache)
+        if outcome[0].error:  # it ran (or the call it joined ran) and failed or timed out
+            self.failed_tools.append(tool.name)
+        return outcome
+
+    def _audio_for(self, alias: str) -> AudioRef | None:
+        return {audio_alias(i): a for i, a in enumerate(self.req.audio)}.get(alias)
+
+    def _call_key(self, request: ToolCallRequest, tools: list[Tool]) -> str | None:
+        """The cache key a valid call will use (None if it names no tool or audio)."""
+        tool = next((t for t in tools if t.name == request.name), None)
+        if tool is None or getattr(tool, "composite", False):
+            return None
+        arguments = dict(request.arguments)
+        audio = self._audio_for(str(arguments.pop("audio_id", "") or audio_alias(0)))
+        return cache_key(audio.id, tool.name, arguments, tool.model) if audio else None
+
+    async def _prime_cache(self, requests: list[ToolCallRequest], tools: list[Tool]) -> None:
+        """Look up a turn's calls in one read instead of one per call (the cache's
+        ``get_many``; without it, each call asks on its own as before)."""
+        get_many = getattr(self.cache, "get_many", None)
+        keys = [k for r in requests if (k := self._call_key(r, tools)) is not None]
+        keys = [k for k in keys if k not in self._prefetched]
+        if get_many is None or len(keys) < 2:
+            return
+        peek = getattr(self.cache, "peek", None)
+        found = {k: hit for k in keys if peek is not None and (hit := peek(k)) is not None}
+        rest = [k for k in keys if k not in found]
+        if rest and getattr(self.cache, "blocking", True):
+            found.update(await asyncio.to_thread(get_many, rest))
+        elif rest:
+            found.update(get_many(rest))
+        self._looked_up = {k: found.get(k) for k in keys}
+
+    async def _fetch(
+        self,
+        tool: Tool,
+        audio: AudioRef,
+        arguments: dict[str, Any],
+        tools: list[Tool],
+        use_cache: bool,
+    ) -> tuple[ToolResult, bool]:
+        """From the cache, by joining the identical call already running, or by running it.
+
+        The flag is True when this run did not pay for the result (cached or joined)."""
+        key = cache_key(audio.id, tool.name, arguments, tool.model)
+        # A composite tool's result depends on the tools it combines; its inner calls are
+        # cached one by one instead.
+        use_cache = use_cache and not getattr(tool, "composite", False)
+        if use_cache:
+            hit = await self._cache_get(key)
+            if hit is not None:
+                return hit, True
+        return await inflight.CALLS.run(
+            self._flight_key(key),
+            lambda: self._execute(tool, audio, arguments, tools, key, use_cache),
+        )
+
+    async def _execute(
+        self,
+        tool: Tool,
+        audio: AudioRef,
+        arguments: dict[str, Any],
+        tools: list[Tool],
+        key: str,
+        use_cache: bool,
+    ) -> ToolResult:
+        try:
+            samples = self.store.cached_samples(audio)
+            if samples is None:
+                samples = await asyncio.to_thread(self.store.samples, audio)
+            everything = {t.name: t for t in [*self.req.tools, *tools]}
+            ctx = ToolContext(audio=audio, samples=samples, tools=everything)
+            ctx.runner = lambda inner, args: self._cached(ctx, inner, args)
+            # The timeout counts the tool's own execution, not its wait for a model worker;
+            # a remote tool's is at least one call with its retries.
+            result, _ = await run_timed(tool(ctx, arguments), tool_timeout(self.req, tool))
+        except TimeoutError:
+            timeout = tool_timeout(self.req, tool)
+            result = ToolResult(output="", error=f"{tool.name} timed out after {timeout:.0f} s.")
+        except ToolError as exc:
+            result = ToolResult(output="", error=f"{tool.name}: {exc}")
+        except Exception as exc:  # the tool's failure goes to the planner, never swallowed
+            error = f"{tool.name} failed: {type(exc).__name__}: {exc}"
+            result = ToolResult(output="", error=error)
+        if result.model is None and tool.model:
+            result = result.model_copy(update={"model": tool.model})
+        if result.error is None and use_cache:
+            await self._cache_put(key, tool.name, audio.id, result)
+        return result
+
+    def _flight_key(self, key: str) -> str:
+        """Calls in flight are joined only within the cache's scope (one owner): joining
+        another owner's call would tell, by its speed, that someone has the same recording."""
+        scoped = getattr(self.cache, "scoped", None)
+        return scoped(key) if scoped is not None else key
+
+    async def _cache_get(self, key: str) -> ToolResult | None:
+        if key in self._looked_up:  # read with the rest of this turn's calls
+            return self._looked_up.pop(key)
+        peek = getattr(self.cache, "peek", None)  # in memory: no thread, no database read
+        if peek is not None and (hit := peek(key)) is not None:
+            return hit
+        if not getattr(self.cache, "blocking", True):
+            return self.cache.get(key)
+        return await asyncio.to_thread(self.cache.get, key)
+
+    async def _cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
+        if not getattr(self.cache, "put_blocks", getattr(self.cache, "blocking", True)):
+            self.cache.put(key, tool, audio_id, result)
+        else:
+            await asyncio.to_thread(self.cache.put, key, tool, audio_id, result)
+
+    async def _cached(self, ctx: ToolContext, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
+        """A tool run inside another (caption, ask_audio) on the whole recording, cached."""
+        key = cache_key(ctx.audio.id, tool.name, arguments, tool.model)
+        hit = await self._cache_get(key)
+        if hit is not None:  # paid for once already
+            return hit.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
+
+        async def compute() -> ToolResult:
+            result = await tool(ctx, arguments)
+            if result.error is None:
+                await self._cache_put(key, tool.name, ctx.audio.id, result)
+            return result
+
+        result, joined = await inflight.CALLS.run(self._flight_key(key), compute)
+        if joined:  # another run paid for it
+            return result.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
+        return result
+
+    # -- prefetch ----------------------------------------------------------------------------
+    def prefetch(self) -> None:
+        """Start decoding and the cheap local analyses (voice activity, signal facts) now.
+
+        Tools marked ``prefetch = True`` run on the first recording with no arguments as
+        soon as the question arrives; when the planner asks for that call, it gets this
+        one (still running or done). Unclaimed ones are cancelled when the run ends."""
+        for audio in self.req.audio:
+            self._background.append(
+                asyncio.ensure_future(asyncio.to_thread(self.store.samples, audio))
+            )
+        if not self.req.audio:
+            return
+        audio = self.req.audio[0]
+        for tool in self.req.tools:
+            # ``prefetch_max_s``: a costly analysis is started early only on shorter audio.
+            limit = getattr(tool, "prefetch_max_s", None)
+            if getattr(tool, "prefetch", False) and (limit is None or audio.duration_s <= limit):
+                key = cache_key(audio.id, tool.name, {}, tool.model)
+                self._prefetched[key] = asyncio.ensure_future(
+                    self._fetch(tool, audio, {}, list(self.req.tools), True)
+                )
+
+    def close(self) -> None:
+        """Cancel prefetched calls nobody asked for."""
+        for task in self._prefetched.values():
+            task.cancel()
+        self._prefetched.clear()
+
+    @staticmethod
+    def result_messages(outcomes: Sequence[CallOutcome]) -> list[ChatMessage]:
+        """Tool results as the planner reads them (errors marked ``ERROR:``)."""
+        return [
+            ChatMessage(
+                "tool",
+                f"ERROR: {o.result.error}" if o.result.error else o.result.output,
+                tool_call_id=o.request.id,
+                name=o.request.name,
+                data={"arguments": o.request.arguments, **o.result.data},
+                error=o.result.error,
+            )
+            for o in outcomes
+        ]
+
+    def note(self, text: str, step: str) -> ev.Thought:
+        """A step the strategy itself took (not the planner), shown like a thought."""
+        self.turns += 1
+        return self.emit(ev.Thought, turn=self.turns, text=text, step=step)
+
+    # -- answer ------------------------------------------------------------------------------
+    async def make_answer(
+        self, text: str, final: FinalAnswer | None = None, *, forced: bool = False
+    ) -> ev.Answer:
+        """The answer event: the planner's text mapped onto the choices (rule recorded)."""
+        answer_text = final.text if final else extract_answer(text)
+        if final and final.choice in self.req.choices:  # the planner named the choice itself
+            match = ChoiceMatch(final.choice, "exact")
+        elif not self.req.choices:  # nothing to map onto: no thread needed
+            match = ChoiceMatch(None, "none")
+        else:
+            candidate = final.choice if final and final.choice else answer_text
+            match = await asyncio.to_thread(
+                match_choice, candidate, self.req.choices, self.similarity
+            )
+        self.answer = self.emit(
+            ev.Answer,
+            text=answer_text,
+            choice=match.choice,
+            match_rule=match.rule if self.req.choices else None,
+            confidence=final.confidence if final else None,
+            rationale=final.rationale if final else strip_answer(text),
+            forced=forced,
+            guess=bool(final and final.guess),
+            without_tools=self.totals.calls == 0,  # a text-only guess, not evidence
+        )
+        return self.answer

@@ -1,0 +1,87 @@
+"""Answer options scored against speech with whisper itself (teacher forcing).
+
+For a question about what is said, each option is read as if it were the transcript: the
+bundled whisper model's mean log-probability per token of the option's text says how well
+it fits the speech, even where the free transcript misspells or misses the word.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agent.local_models.whisper_asr import SAMPLE_RATE, WINDOW_S, get_model
+from agent.number_words import number_value
+
+MAX_OPTION_TOKENS = 24
+
+
+def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
+    """How well each option fits the speech as its transcript: whisper's mean log-probability
+    per token of the option's text, read with the option forced (teacher forcing), best of a
+    few spellings ("four", "Four", "4"). Clips up to 30 s; the first 24 tokens of an option.
+    """
+    import ctranslate2
+    from faster_whisper.tokenizer import Tokenizer
+
+    model, _ = get_model()
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)[: WINDOW_S * SAMPLE_RATE]
+    if not options:
+        return []
+    tokenizer = Tokenizer(
+        model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
+    )
+    frames = model.feature_extractor.nb_max_frames
+    features = model.feature_extractor(audio)[:, :frames]
+    if features.shape[1] < frames:
+        features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
+    encoded = model.model.encode(
+        ctranslate2.StorageView.from_array(features[None].astype(np.float32)), to_cpu=True
+    )
+    prefix = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+    prompts: list[list[int]] = []
+    targets: list[tuple[int, int, int]] = []  # (option, variant, token id) per prompt
+    variants_of: list[list[list[int]]] = []
+    for index, option in enumerate(options):
+        text = option.strip()
+        spellings = {" " + text, " " + text[:1].upper() + text[1:], " " + text.lower()}
+        value = number_value(text)
+        if value is not None:
+            spellings.add(f" {value}")
+        ids_list = [tokenizer.encode(s)[:MAX_OPTION_TOKENS] for s in sorted(spellings)]
+        ids_list = [ids for ids in ids_list if ids]
+        variants_of.append(ids_list)
+        for v, ids in enumerate(ids_list):
+            for k, token in enumerate(ids):
+                prompts.append(prefix + ids[:k])
+                targets.append((index, v, token))
+    # One decoding step per prompt (the logits of the next token), prompts of one length
+    # in one batch.
+    # in one batch; the spellings share prefixes, so each distinct prompt runs once.
+    unique = sorted({tuple(p) for p in prompts}, key=len)
+    logits_of: dict[tuple[int, ...], np.ndarray] = {}
+    encoded_np = np.asarray(encoded)
+    for length in sorted({len(p) for p in unique}):
+        members = [p for p in unique if len(p) == length]
+        batch = ctranslate2.StorageView.from_array(np.repeat(encoded_np, len(members), 0))
+        outputs = model.model.generate(
+            batch,
+            [list(p) for p in members],
+            max_length=length + 1,
+            beam_size=1,
+            return_logits_vocab=True,
+            suppress_blank=False,
+            suppress_tokens=[],
+        )
+        for prompt, output in zip(members, outputs, strict=True):
+            logits_of[prompt] = np.asarray(output.logits[0][0], dtype=np.float64)
+    sums: dict[tuple[int, int], list[float]] = {}
+    for (index, v, token), prompt in zip(targets, prompts, strict=True):
+        logits = logits_of[tuple(prompt)]
+        top = logits.max()
+        log_softmax = logits[token] - (top + np.log(np.exp(logits - top).sum()))
+        sums.setdefault((index, v), []).append(float(log_softmax))
+    scores = []
+    for index in range(len(options)):
+        means = [np.mean(sums[(index, v)]) for v in range(len(variants_of[index]))]
+        scores.append(round(float(max(means)), 3) if means else -99.0)
+    return scores
