@@ -66,6 +66,7 @@ def summary_row(
         "answer": info.answer_choice or info.answer_text,
         "confidence": answer.confidence if answer is not None else None,
         "guess": bool(answer is not None and answer.guess),
+        "without_tools": bool(answer is not None and answer.without_tools),
         "status": info.status,
         "calls": info.calls,
         "tokens": info.input_tokens + info.output_tokens,

@@ -582,6 +582,7 @@ def summary_row(
         "answer": (answer.choice or answer.text.strip() or None) if answer else None,
         "confidence": answer.confidence if answer else None,
         "guess": bool(answer and answer.guess),
+        "without_tools": bool(answer and answer.without_tools),
         "status": "running",
         "calls": sum(1 for c in state.calls.values() if c.result is not None),
         "tokens": sum(
@@ -619,6 +620,8 @@ def compare_rows(summary: CompareSummary) -> list[list[str]]:
         answer = run.get("answer") or ("…" if status == "running" else "(no answer)")
         if run.get("answer") and run.get("guess"):
             answer = f"best guess: {answer}"
+        if run.get("answer") and run.get("without_tools"):
+            answer += " (no tool called: a text-only guess)"
         if status not in ("ok", "running"):
             answer += f" ({status})"
         confidence = run.get("confidence")

@@ -419,6 +419,7 @@ def test_summary_row_while_streaming_and_at_the_end() -> None:
         "answer": "Dog barking",
         "confidence": None,
         "guess": False,
+        "without_tools": False,
         "status": "ok",
         "calls": 1,
         "tokens": 120,
@@ -491,6 +492,19 @@ def test_compare_summary_of_guesses_says_so_with_each_confidence() -> None:
         "siren (all 2 runs agree; 1 of them as a best guess, confidence 0.30-0.81)"
     )
     assert all_guessed.public()["all_guessed"] is True
+
+
+def test_a_compare_run_that_called_no_tool_says_so_in_its_row() -> None:
+    events = compare_run("r1", "react", "siren")
+    answer = next(i for i, x in enumerate(events) if isinstance(x, ev.Answer))
+    events[answer] = events[answer].model_copy(update={"without_tools": True})
+    live = render.summary_row(events)
+    assert live["without_tools"] is True
+    row = render.compare_rows(CompareSummary.from_rows([live]))[0]
+    assert row[2] == "siren (no tool called: a text-only guess)"
+    plain = render.compare_rows(CompareSummary.from_rows([render.summary_row(
+        compare_run("r2", "react", "siren"))]))[0]  # fmt: skip
+    assert plain[2] == "siren"
 
 
 def test_a_guessed_answer_in_words_reads_best_guess() -> None:
