@@ -35,19 +35,9 @@ log = logging.getLogger("audio_agent")
 
 
 def create_service(settings: Settings, registry: Registry | None = None) -> AgentService:
-    from agent.registry import Registry
-    from backend.service import AgentService
-    from storage import Store
+    from backend.startup import open_service
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = Store.open(settings.database_url)
-    service = AgentService(settings, store, registry or Registry(settings.config_path))
-    # Only runs of dead processes (expired lease) or of this worker's earlier life: another
-    # live process on the same database keeps its runs.
-    interrupted = service.runs.recover()
-    if interrupted:
-        log.warning("marked %d run(s) interrupted by the last shutdown", len(interrupted))
-    return service
+    return open_service(settings, registry)
 
 
 def create_app(
@@ -57,7 +47,7 @@ def create_app(
     from fastapi import FastAPI, Request
     from fastapi.responses import RedirectResponse
 
-    from backend import api, auth, hosting
+    from backend import api, auth, connect, hosting, mcp_server, openai_api
     from backend.auth import owner_from_request
     from backend.limits import BodyLimitMiddleware, quota_gate
     from backend.retention import start_retention
@@ -69,7 +59,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with app.state.mcp.run():  # the MCP server at /mcp (backend/mcp_server.py)
+            yield
         if app.state.retention is not None:
             await asyncio.to_thread(app.state.retention.stop)
         await asyncio.to_thread(service.close)  # live runs end as interrupted, stored
@@ -78,6 +69,8 @@ def create_app(
         title="Audio question answering agent", version=api.API_VERSION, lifespan=lifespan
     )
     api.install(app, service)
+    app.include_router(openai_api.build_router(service))  # /v1: an OpenAI-compatible model
+    app.state.mcp = mcp_server.mount(app, service)  # /mcp: the MCP server
     app.state.service = service
     app.add_middleware(  # request bodies over their limit: 413 while they stream
         BodyLimitMiddleware,
@@ -87,7 +80,9 @@ def create_app(
             service.upload_quota, lambda scope: owner_from_request(Request(scope))
         ),
     )
-    auth.install(app, identity_for(settings))
+    identity = identity_for(settings)
+    auth.install(app, identity)
+    connect.install(app, identity)  # /connect: the URLs and a key for other programs
     hosting.install_host_check(app, settings)
     app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:

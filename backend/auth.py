@@ -258,6 +258,10 @@ class Identity:
         return USER_PREFIX + user if verify_password(password, spec) else None
 
     def token_for(self, owner: str) -> str:
+        """A bearer token for ``owner``: a user's, or without login a visitor's key (the
+        visitor's history from other programs: backend/connect.py)."""
+        if owner.startswith(VISITOR_PREFIX):
+            return self._tokens.dumps({"v": owner[len(VISITOR_PREFIX) :]})
         user = owner[len(USER_PREFIX) :]
         return self._tokens.dumps({"u": user, "f": self._fingerprint(user)})
 
@@ -266,6 +270,8 @@ class Identity:
             payload = self._tokens.loads(token, max_age=self.token_days * 86400)
         except BadSignature:
             return None
+        if isinstance(payload, dict) and isinstance(payload.get("v"), str):
+            return VISITOR_PREFIX + payload["v"] if self.users is None else None
         if not isinstance(payload, dict) or not isinstance(payload.get("u"), str):
             return None
         return self._user_owner(payload["u"], payload.get("f"))
@@ -299,7 +305,7 @@ class IdentityMiddleware:
         identity = self.identity
         owner: str | None = None
         authorization = headers.get("authorization", "")
-        if identity.login_required and authorization.lower().startswith("bearer "):
+        if authorization.lower().startswith("bearer "):  # a user's token, or a visitor's key
             owner = identity.owner_from_token(authorization[7:].strip())
         if owner is None and identity.hf is not None:  # signed in with Hugging Face
             owner = identity.hf.owner(_cookie(headers, SESSION_COOKIE))

@@ -23,8 +23,10 @@ from typing import Any
 from agent import events as ev
 from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
 from agent.doctor import SharedChecks
+from agent.planners.base import Planner
 from agent.registry import Registry, UnavailableError
 from agent.run import PriorTurn, RunRequest, is_paid
+from agent.tools.base import Tool
 from backend.limits import UploadQuota, check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
@@ -320,11 +322,25 @@ class AgentService:
 
     # -- asking ---------------------------------------------------------------------------
     def prepare(
-        self, conversation_id: str, ask: AskRequest, *, owner: str
+        self,
+        conversation_id: str,
+        ask: AskRequest,
+        *,
+        owner: str,
+        planner: Planner | None = None,
+        tools: list[Tool] | None = None,
     ) -> tuple[RunRequest, MessageInfo]:
-        """Validate a question and record it; raises ServiceError before anything streams."""
+        """Validate a question and record it; raises ServiceError before anything streams.
+
+        ``planner`` / ``tools``: ready-made ones instead of ``ask.planner`` / ``ask.tools``
+        from the catalogue (a tool called directly by another program: backend.client_runs)."""
         requests, message = self.prepare_many(
-            conversation_id, ask, [(ask.planner, ask.strategy)], owner=owner
+            conversation_id,
+            ask,
+            [(ask.planner, ask.strategy)],
+            owner=owner,
+            planners=None if planner is None else [planner],
+            tools=tools,
         )
         return requests[0], message
 
@@ -335,6 +351,8 @@ class AgentService:
         contenders: list[tuple[str | None, str]],
         *,
         owner: str,
+        planners: list[Planner] | None = None,
+        tools: list[Tool] | None = None,
     ) -> tuple[list[RunRequest], MessageInfo]:
         """One question for several (planner, strategy) pairs: sibling runs of one message.
 
@@ -365,11 +383,13 @@ class AgentService:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
         ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
         try:
-            tools = self.registry.tools(ask.tools)
-            planners = [
-                self.registry.planner(name or self.registry.default_planner())
-                for name, _ in contenders
-            ]
+            if tools is None:
+                tools = self.registry.tools(ask.tools)
+            if planners is None:
+                planners = [
+                    self.registry.planner(name or self.registry.default_planner())
+                    for name, _ in contenders
+                ]
         except UnavailableError as exc:
             raise ServiceError(str(exc)) from exc
         try:
