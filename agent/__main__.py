@@ -57,9 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         add_help=False,
     )
     mcp.add_argument("options", nargs=argparse.REMAINDER, help="passed on (try: mcp --help)")
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["mcp"]:  # its options are the server's own (argparse would eat them)
+        return _launch_mcp(given[1:])
     args = parser.parse_args(argv)
-    if args.command == "mcp":
-        return _launch_mcp(args.options)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.command == "catalogue":
         return _catalogue()

@@ -178,7 +178,7 @@ class AudioMcp:
         if schema is None:
             return error_result(f"No tool '{params.name}'. Call tools/list for the tools.")
         try:
-            jsonschema.validate(arguments, schema.input_schema)
+            jsonschema.validate(arguments, checked_schema(schema))
         except jsonschema.ValidationError as exc:
             where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
             return error_result(f"{params.name}: {where}: {exc.message}")
@@ -299,6 +299,17 @@ class AudioMcp:
                 steps += 1
                 await ctx.session.report_progress(steps, None, message)
         return outcome
+
+
+def checked_schema(tool: types.Tool) -> dict[str, Any]:
+    """The schema arguments are checked against: the listed one, except that a preset not in
+    the list is left to ``resolve_model``, which says why it is not there."""
+    schema = tool.input_schema
+    preset = schema.get("properties", {}).get("preset")
+    if not preset or "enum" not in preset:
+        return schema
+    unlisted = {k: v for k, v in preset.items() if k != "enum"}
+    return {**schema, "properties": {**schema["properties"], "preset": unlisted}}
 
 
 def progress_message(event: ev.Event) -> str | None:
