@@ -13,7 +13,7 @@ import html
 import json
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
 from backend.auth import USER_PREFIX, VISITOR_PREFIX, Identity, current_owner
 
@@ -36,9 +36,35 @@ pre{{padding:.8rem;white-space:pre-wrap}}
 <p>Streamable HTTP: <code id="mcp-url">{mcp}</code></p>
 <h2>Your key</h2>
 {key_section}
+<h2>A link to a recording</h2>
+<p>Some chat front ends (Open WebUI) transcribe an attached recording themselves instead of
+sending it to the model. Upload it here and paste its link into your message instead.</p>
+<form id="upload-form" data-base="{base}">
+<label for="upload-file">Recording</label>
+<input id="upload-file" name="file" type="file" accept="audio/*,video/webm" required>
+<button type="submit">Upload</button>
+</form>
+<p id="upload-link" role="status" aria-live="polite"></p>
 <h2>Examples</h2>
 <pre>{examples}</pre>
+<script src="{script}"></script>
 </body></html>"""
+SCRIPT = """
+document.getElementById("upload-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const out = document.getElementById("upload-link");
+  const body = new FormData(form);
+  out.textContent = "Uploading…";
+  try {
+    const response = await fetch(form.dataset.base + "/api/audio", {method: "POST", body});
+    const data = await response.json();
+    out.textContent = response.ok ? form.dataset.base + data.url : data.detail;
+  } catch (error) {
+    out.textContent = "The upload failed: " + error;
+  }
+});
+"""
 KEY_SECTION = """<p>Send it as <code>Authorization: Bearer &lt;key&gt;</code> (the OpenAI SDK's
 <code>api_key</code>). What a program asks with it is yours: it appears in this browser's
 history. Keep it like a password; it expires in {days:g} days.</p>
@@ -59,7 +85,7 @@ def key_for(identity: Identity, owner: str) -> str | None:
 
 def examples(base: str, key: str) -> str:
     server = {"type": "http", "url": f"{base}/mcp", "headers": {"Authorization": f"Bearer {key}"}}
-    mcp_config = {"mcpServers": {"ask-about-audio": server}}
+    vscode = {"servers": {"ask-about-audio": server}}
     return "\n".join(
         [
             f'curl {base}/v1/models -H "Authorization: Bearer {key}"',
@@ -67,13 +93,18 @@ def examples(base: str, key: str) -> str:
             "from openai import OpenAI",
             f'client = OpenAI(base_url="{base}/v1", api_key="{key}")',
             "",
-            "# MCP client configuration (VS Code, Claude Desktop with remote servers, ...):",
-            json.dumps(mcp_config, indent=2),
+            "# VS Code, .vscode/mcp.json:",
+            json.dumps(vscode, indent=2),
         ]
     )
 
 
 def install(app: FastAPI, identity: Identity) -> None:
+    @app.get(CONNECT_PATH + "/upload.js", include_in_schema=False)
+    def script() -> Response:
+        """The upload form's script, a file of its own (no inline script on the page)."""
+        return Response(SCRIPT, media_type="text/javascript")
+
     @app.get(CONNECT_PATH, include_in_schema=False)
     def connect(request: Request, owner: str = Depends(current_owner)) -> HTMLResponse:
         base = str(request.base_url).rstrip("/")
@@ -84,6 +115,8 @@ def install(app: FastAPI, identity: Identity) -> None:
             else NO_KEY.format(who=html.escape(owner.split(":", 1)[0]))
         )
         page = PAGE.format(
+            base=html.escape(base),
+            script=html.escape(base + CONNECT_PATH + "/upload.js"),
             home=html.escape(base + "/"),
             v1=html.escape(base + "/v1"),
             mcp=html.escape(base + "/mcp"),

@@ -8,6 +8,8 @@ What a client may send (``POST /v1/chat/completions``):
   id>}``); ``audio_url`` (``{"url": <data: URL, or the URL of an upload of this server>}``);
 - answer choices as a numbered (or lettered) list at the end of the question's text, or as
   the ``choices`` extension field;
+- or the link of an earlier upload (``…/api/audio/<id>``) written in the text, for chat front
+  ends that cannot attach audio themselves;
 - earlier user and assistant messages: the earlier turns of the same conversation. A follow-up
   without audio of its own uses the latest earlier recording.
 
@@ -28,6 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.audio import sha256_bytes
 from backend.client_runs import audio_id_of
 
+# The link of an upload of this server written in a message (what a person pastes into a chat
+# front end that cannot attach audio itself, as Open WebUI, which transcribes attachments).
+_UPLOAD_LINK = re.compile(r"(?:https?://[^\s/]+)?(?:/[^\s]*)?/api/audio/([0-9a-f]{64})(?:/info)?/?")
 _DATA_URL = re.compile(r"^data:([\w/+.-]*)(?:;[\w=.-]+)*;base64,(.*)$", re.DOTALL)
 _CHOICE_LINE = re.compile(r"^\s*\(?([0-9]{1,2}|[A-Za-z])[.):]\s+(\S.*?)\s*$")
 _CHOICES_HEADING = re.compile(r"^\s*(answer\s+)?(choices|options)\s*:?\s*$", re.IGNORECASE)
@@ -139,8 +144,15 @@ def _user_turn(content: Any, where: str) -> UserTurn:
             _read_part(part, f"{where}.content[{number}]", texts, audio)
     elif content is not None:
         raise ChatError(f"{where}.content must be text or a list of parts.", "messages")
-    question, choices = split_choices("\n".join(t for t in texts if t.strip()))
-    return UserTurn(question, choices, audio)
+    text = "\n".join(t for t in texts if t.strip())
+    for match in _UPLOAD_LINK.finditer(text):
+        audio.append(AudioPart(audio_id=match.group(1)))
+    if _UPLOAD_LINK.search(text):
+        lines = (" ".join(line.split()) for line in _UPLOAD_LINK.sub("", text).splitlines())
+        text = "\n".join(line for line in lines if line)
+    unique = list({part.id: part for part in audio}.values())  # the same recording twice: one
+    question, choices = split_choices(text)
+    return UserTurn(question, choices, unique)
 
 
 def _read_part(part: Any, where: str, texts: list[str], audio: list[AudioPart]) -> None:

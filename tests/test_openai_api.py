@@ -221,11 +221,14 @@ def test_audio_by_file_part_data_url_and_the_url_of_an_upload(tmp_path):
             },
             {"type": "audio_url", "audio_url": {"url": f"data:audio/wav;base64,{DOG_B64}"}},
         ]
-        for part in parts:
+        # The link written in the text, as a person pastes it into a chat front end.
+        link = {"type": "text", "text": f"http://testserver{upload['url']}"}
+        for part in [*parts, link]:
             message = {"role": "user", "content": [{"type": "text", "text": CHOICES_TEXT}, part]}
             answer = client.chat.completions.create(model=MODEL, messages=[message])
             run = http.get(f"/api/runs/{answer.model_extra['run_id']}").json()
             assert run["events"][0]["audio_ids"] == [upload["id"]], part
+            assert run["events"][0]["question"] == "Which animal is heard?"
         # Another visitor: someone else's upload is not there (the same 404 as a missing one).
         http.cookies.clear()
         message = {"role": "user", "content": [{"type": "text", "text": "Hi?"}, parts[1]]}
