@@ -54,7 +54,7 @@ class DirectCallPlanner:
         priced: Any = None,
     ) -> None:
         self.name = DIRECT_PLANNER
-        self.label = f"Tool called directly by {caller} (no planner)"
+        self.label = f"Tool called directly by {caller}; no planner"
         self.tool = tool
         self.arguments = dict(arguments)
         self.caller = caller
