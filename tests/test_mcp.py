@@ -305,3 +305,23 @@ async def test_tool_calls_count_against_the_daily_spend_and_failures_are_errors(
             assert broken.is_error and "the model crashed" in broken.content[0].text
             run = httpx.get(broken.structured_content["trace_url"])
     assert run.status_code in (401, 404)  # another visitor's run: not readable without its key
+
+
+async def test_http_upload_of_a_recording_over_four_megabytes(tmp_path):
+    """The SDK's own default body limit is 4 MiB; /mcp takes what /api/audio takes (as base64)."""
+    import base64
+
+    import numpy as np
+    import soundfile as sf
+
+    path = tmp_path / "long.wav"
+    noise = np.random.default_rng(1).normal(0, 0.1, 16_000 * 130).astype(np.float32)
+    sf.write(path, noise, 16_000, subtype="PCM_16")
+    data = base64.b64encode(path.read_bytes()).decode()
+    assert len(data) > 5 * 1024 * 1024
+    registry, _, _ = scripted_registry()
+    with serve(make_app(tmp_path, registry)) as base:
+        async with connect(f"{base}/mcp") as client:
+            uploaded = await client.call_tool("upload_audio", {"data": data, "filename": "n.wav"})
+            assert not uploaded.is_error, uploaded.content[0].text
+            assert uploaded.structured_content["duration_s"] == pytest.approx(130.0)
