@@ -27,6 +27,7 @@ color:#1f2328;line-height:1.5}}
 code,pre{{background:#f3f4f6;border-radius:6px;padding:.1rem .3rem;overflow-wrap:anywhere}}
 pre{{padding:.8rem;white-space:pre-wrap}}
 .key{{font-size:.9rem}}
+#upload-link{{overflow-wrap:anywhere}}
 </style></head><body>
 <h1>Use it from other programs</h1>
 <p><a href="{home}">Back to the chat</a></p>

@@ -25,6 +25,7 @@ from tests.browser_kit import (
     open_trace,
     reopen,
     screenshot,
+    serious_violations,
     wait_for_count,
 )
 
@@ -111,6 +112,8 @@ def test_runs_from_the_openai_api_and_mcp_open_in_the_page(app_server, page, tmp
         "document.getElementById('upload-link').innerText.includes('/api/audio/')"
     )
     link = page.locator("#upload-link").inner_text().strip()
+    assert serious_violations(page) == []
+    screenshot(page, tmp_path / "connect-upload-link.png")
     client = openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
     pasted = {"role": "user", "content": f"{link}\nWhat kind of sound is it?\n{CHOICES}"}
     by_link = client.chat.completions.create(model="offline", messages=[pasted])
