@@ -101,10 +101,10 @@ def build_router(service: AgentService) -> APIRouter:
             body = ChatBody.model_validate(json.loads(await request.body()))
             chat = parse_chat(body)
             model = resolve_model(service.registry, body.model)
-        except json.JSONDecodeError:
-            return openai_error(400, "The request body is not valid JSON.")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return openai_error(400, "The request body is not valid JSON (UTF-8).")
         except ValidationError as exc:
-            first = exc.errors()[0]
+            first = exc.errors()[0]  # its message only: the input may not be sendable back
             where = ".".join(str(p) for p in first["loc"]) or "body"
             return openai_error(400, f"{where}: {first['msg']}", param=where)
         except ChatError as exc:

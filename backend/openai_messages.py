@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.audio import sha256_bytes
 from backend.client_runs import audio_id_of
+from backend.limits import Text
 
 # The link of an upload of this server written in a message (what a person pastes into a chat
 # front end that cannot attach audio itself, as Open WebUI, which transcribes attachments).
@@ -61,7 +62,7 @@ class ChatBody(BaseModel):
     stream: bool = False
     stream_options: dict[str, Any] | None = None
     n: int | None = None
-    choices: list[str] | None = Field(
+    choices: list[Text] | None = Field(
         default=None, description="extension: answer choices (else read from the question)"
     )
 
@@ -138,7 +139,7 @@ def _user_turn(content: Any, where: str) -> UserTurn:
     texts: list[str] = []
     audio: list[AudioPart] = []
     if isinstance(content, str):
-        texts.append(content)
+        texts.append(_valid_text(content, f"{where}.content"))
     elif isinstance(content, list):
         for number, part in enumerate(content):
             _read_part(part, f"{where}.content[{number}]", texts, audio)
@@ -159,7 +160,7 @@ def _read_part(part: Any, where: str, texts: list[str], audio: list[AudioPart]) 
     kind = part.get("type") if isinstance(part, dict) else None
     body = part.get(kind) if isinstance(part, dict) and kind else None
     if kind == "text":
-        texts.append(str(part.get("text") or ""))
+        texts.append(_valid_text(str(part.get("text") or ""), where))
     elif kind == "input_audio" and isinstance(body, dict):
         fmt = str(body.get("format") or "wav").lower()
         audio.append(AudioPart(data=_b64(body.get("data"), where), name=f"audio.{fmt}"))
@@ -168,7 +169,8 @@ def _read_part(part: Any, where: str, texts: list[str], audio: list[AudioPart]) 
             audio.append(AudioPart(audio_id=_reference(str(body["file_id"]), where)))
         else:
             data = _data_url_or_b64(body.get("file_data"), where)
-            audio.append(AudioPart(data=data, name=str(body.get("filename") or "audio")))
+            name = _valid_text(str(body.get("filename") or "audio"), f"{where}.filename")
+            audio.append(AudioPart(data=data, name=name))
     elif kind == "audio_url" and isinstance(body, dict | str):
         url = str(body.get("url") if isinstance(body, dict) else body)
         if url.startswith("data:"):
@@ -181,6 +183,19 @@ def _read_part(part: Any, where: str, texts: list[str], audio: list[AudioPart]) 
         raise ChatError(
             f"{where} is a {kind!r} part; this model reads text and audio only.", "messages"
         )
+
+
+def _valid_text(value: str, where: str) -> str:
+    """Text that can be stored and sent back (JSON allows a lone "\\ud800", UTF-8 not)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ChatError(
+            f"{where} has an invalid character (an unpaired UTF-16 surrogate such as \\ud800); "
+            "send valid Unicode text.",
+            "messages",
+        ) from None
+    return value
 
 
 def _b64(value: Any, where: str) -> bytes:

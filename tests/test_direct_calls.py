@@ -13,7 +13,7 @@ from agent import events as ev
 from agent.audio import AudioStore
 from agent.planners.direct import DIRECT_BUDGET, DirectCallPlanner
 from agent.remote import Prices
-from agent.run import RunRequest, is_paid, run_question
+from agent.run import RunRequest, run_question
 from agent.testing import ScriptedTool
 
 
@@ -59,6 +59,8 @@ async def test_a_failing_tool_is_a_degraded_run_with_the_error_as_answer(store, 
 
 
 def test_priced_only_when_the_call_uses_a_priced_model():
+    """The planner carries the priced model's configuration (what the spend check reads);
+    the MCP test of the daily limit shows the refusal end to end."""
     priced = SimpleNamespace(config=SimpleNamespace(prices=Prices(per_request=0.01)))
-    assert is_paid(DirectCallPlanner("gpt_audio", {}, priced=priced))
-    assert not is_paid(DirectCallPlanner("transcribe", {}, priced=ScriptedTool("transcribe")))
+    assert DirectCallPlanner("gpt_audio", {}, priced=priced).config is priced.config
+    assert not hasattr(DirectCallPlanner("transcribe", {}, priced=ScriptedTool("t")), "config")

@@ -36,6 +36,7 @@ from tests.client_kit import (
 from tests.servers import serve
 
 MODEL = "scripted/react"
+JSON = {"content-type": "application/json"}
 
 
 def make_app(tmp_path: Path, registry: Any = None, **settings: Any) -> Any:
@@ -271,6 +272,9 @@ BAD_REQUESTS = [
     ({"messages": []}, 400, None, "messages"),
     ({"choices": ["Only one"]}, 400, None, "at least two"),
     ({"messages": [audio_message(data=base64.b64encode(b"hello").decode())]}, 415, None, ""),
+    ({"messages": [audio_message(text="Which\ud800 one?")]}, 400, None, "invalid character"),
+    ({"model": "scripted/react\ud800"}, 400, None, "unable to parse raw data as a unicode"),
+    ({"choices": ["Cat\udfff", "Dog"]}, 400, None, "invalid character"),
     (
         {"messages": [audio_message(text="")]},
         400,
@@ -285,7 +289,9 @@ def test_bad_requests_get_openai_errors_and_store_nothing(tmp_path, change, stat
     registry, _, _ = scripted_registry()
     body = {"model": MODEL, "messages": [audio_message()], **change}
     with in_process(tmp_path, registry) as (_, http):
-        response = http.post("/v1/chat/completions", json=body)
+        # As JSON allows it: a lone surrogate travels as its \\u escape (httpx would refuse it).
+        raw = json.dumps(body).encode()
+        response = http.post("/v1/chat/completions", content=raw, headers=JSON)
         assert response.status_code == status, response.text
         error = response.json()["error"]
         assert set(error) == {"message", "type", "param", "code"}
@@ -293,10 +299,10 @@ def test_bad_requests_get_openai_errors_and_store_nothing(tmp_path, change, stat
         if code:
             assert error["code"] == code and error["param"] == "model"
         assert http.get("/api/conversations").json() == []
-        not_json = http.post("/v1/chat/completions", content=b"{", headers={"content-type": "x"})
-        assert (
-            not_json.status_code == 400 and "not valid JSON" in not_json.json()["error"]["message"]
-        )
+        for raw in (b"{", b'{"model": "\xff"}'):
+            not_json = http.post("/v1/chat/completions", content=raw)
+            assert not_json.status_code == 400
+            assert "not valid JSON" in not_json.json()["error"]["message"]
 
 
 def test_the_sdk_raises_its_own_errors(tmp_path):

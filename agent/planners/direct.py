@@ -40,7 +40,7 @@ class DirectCallPlanner:
 
     ``priced``: the remote model the call ends up using (a remote tool's own, or the audio
     model behind ``ask_audio``), so that the owner's daily spend limit is checked before the
-    call as it is before a paid planner turn (``agent.run.is_paid`` reads ``config``)."""
+    call as it is before a paid planner turn (``is_paid`` reads ``config``)."""
 
     is_llm = False
     model: str | None = None
