@@ -112,7 +112,9 @@ async def test_http_tools_upload_progress_and_the_whole_agent(tmp_path):
             assert progress.messages[0] == "bark_tool: started"
 
         # Every call is a stored run in the history of the key's owner (this browser's visitor).
-        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as http:
+        with httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ) as http:
             titles = sorted(c["title"] for c in http.get("/api/conversations").json())
             assert titles == ["Tool calls on dog.wav", "Which animal is heard?"]
             trace = http.get(summary["trace_url"]).json()
@@ -126,7 +128,7 @@ def browser_key(base: str) -> str:
     """The key the /connect page gives a fresh visitor (as a person would copy it)."""
     import re
 
-    page = httpx.get(f"{base}/connect", headers={"Accept": "text/html"}).text
+    page = httpx.get(f"{base}/connect", headers={"Accept": "text/html"}, timeout=30).text
     return re.search(r'id="api-key">([^<]+)</pre>', page).group(1)
 
 
@@ -169,7 +171,7 @@ async def test_http_limits_and_login(tmp_path):
             async with connect(f"{base}/mcp") as client:
                 await client.list_tools()
         token = httpx.post(
-            f"{base}/api/token", json={"username": "bob", "password": "bob-secret"}
+            f"{base}/api/token", json={"username": "bob", "password": "bob-secret"}, timeout=30
         ).json()["token"]
         async with connect(f"{base}/mcp", token) as client:
             uploaded = await client.call_tool("upload_audio", {"data": DOG_B64})
@@ -178,7 +180,7 @@ async def test_http_limits_and_login(tmp_path):
             refused = await client.call_tool("bark_tool", audio)
             assert refused.is_error and "at most 1 runs per minute" in refused.content[0].text
         history = httpx.get(
-            f"{base}/api/conversations", headers={"Authorization": f"Bearer {token}"}
+            f"{base}/api/conversations", headers={"Authorization": f"Bearer {token}"}, timeout=30
         )
         assert [c["owner"] for c in history.json()] == ["user:bob"]
 
@@ -303,7 +305,7 @@ async def test_tool_calls_count_against_the_daily_spend_and_failures_are_errors(
             assert len(priced.calls) == 1
             broken = await client.call_tool("broken_tool", audio)
             assert broken.is_error and "the model crashed" in broken.content[0].text
-            run = httpx.get(broken.structured_content["trace_url"])
+            run = httpx.get(broken.structured_content["trace_url"], timeout=30)
     assert run.status_code in (401, 404)  # another visitor's run: not readable without its key
 
 

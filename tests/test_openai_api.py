@@ -354,7 +354,10 @@ def test_a_visitor_key_from_connect_makes_program_runs_that_visitor_s(tmp_path):
     """Without login: a program that sends the key of the /connect page is the browser's own
     visitor; any other bearer value is a visitor of its own (the demo's anonymous rules)."""
     registry, _, _ = scripted_registry()
-    with serve(make_app(tmp_path, registry)) as base, httpx.Client(base_url=base) as browser:
+    with (
+        serve(make_app(tmp_path, registry)) as base,
+        httpx.Client(base_url=base, timeout=30) as browser,
+    ):
         page = browser.get("/connect", headers={"Accept": "text/html"})
         assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
         key = re.search(r'<pre class="key" id="api-key">([^<]+)</pre>', page.text).group(1)
@@ -381,14 +384,14 @@ def test_with_login_a_bearer_token_is_required_and_owns_the_runs(tmp_path):
         with pytest.raises(openai.AuthenticationError):
             anonymous.models.list()
         token = httpx.post(
-            f"{base}/api/token", json={"username": "bob", "password": "bob-secret"}
+            f"{base}/api/token", json={"username": "bob", "password": "bob-secret"}, timeout=30
         ).json()["token"]
         bob = openai.OpenAI(base_url=f"{base}/v1", api_key=token)
         stream = bob.chat.completions.create(model=MODEL, messages=[audio_message()], stream=True)
         content = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
         assert content == "Dog"
         history = httpx.get(
-            f"{base}/api/conversations", headers={"Authorization": f"Bearer {token}"}
+            f"{base}/api/conversations", headers={"Authorization": f"Bearer {token}"}, timeout=30
         )
         assert [c["owner"] for c in history.json()] == ["user:bob"]
 
