@@ -35,19 +35,9 @@ log = logging.getLogger("audio_agent")
 
 
 def create_service(settings: Settings, registry: Registry | None = None) -> AgentService:
-    from agent.registry import Registry
-    from backend.service import AgentService
-    from storage import Store
+    from backend.startup import open_service
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = Store.open(settings.database_url)
-    service = AgentService(settings, store, registry or Registry(settings.config_path))
-    # Only runs of dead processes (expired lease) or of this worker's earlier life: another
-    # live process on the same database keeps its runs.
-    interrupted = service.runs.recover()
-    if interrupted:
-        log.warning("marked %d run(s) interrupted by the last shutdown", len(interrupted))
-    return service
+    return open_service(settings, registry)
 
 
 def create_app(
@@ -57,7 +47,7 @@ def create_app(
     from fastapi import FastAPI
     from fastapi.responses import RedirectResponse
 
-    from backend import api, auth, hosting, login, security, space
+    from backend import api, auth, connect, hosting, login, mcp_server, openai_api, security, space
     from backend.clients import install_proxy_headers
     from backend.gradio_sessions import GradioSessionGuard
     from backend.limits import BodyLimitMiddleware, BodyPace
@@ -73,7 +63,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with app.state.mcp.run():  # the MCP server at /mcp (backend/mcp_server.py)
+            yield
         if app.state.retention is not None:
             await asyncio.to_thread(app.state.retention.stop)
         await asyncio.to_thread(service.close)  # live runs end as interrupted, stored
@@ -82,6 +73,8 @@ def create_app(
         title="Audio question answering agent", version=api.API_VERSION, lifespan=lifespan
     )
     api.install(app, service)
+    app.include_router(openai_api.build_router(service))  # /v1: an OpenAI-compatible model
+    app.state.mcp = mcp_server.mount(app, service)  # /mcp: the MCP server
     app.state.service = service
     # Middleware, innermost first (each add_middleware wraps the ones before it).
     app.add_middleware(GradioSessionGuard)  # a Gradio session's outputs: its owner's only
@@ -99,6 +92,7 @@ def create_app(
     auth.install(app, identity, service.clients)
     if identity.login_required:
         login.install(app, identity, settings.login_limits)
+    connect.install(app, identity)  # /connect: the URLs and a key for other programs
     policy = settings.browser_policy()
     security.install(app, policy)  # CORS for configured origins; the Origin check (CSRF)
     install_proxy_headers(app, settings.trusted_proxies)  # X-Forwarded-For from proxies only

@@ -24,7 +24,9 @@ from agent import events as ev
 from agent.audio import AudioError, AudioStore, UnsupportedFormatError, decode_bytes, sha256_bytes
 from agent.context import PriorTurn, RunRequest, is_paid
 from agent.doctor import SharedChecks
+from agent.planners.base import Planner
 from agent.registry import Registry, UnavailableError
+from agent.tools.base import Tool
 from backend import space
 from backend.clients import ClientDirectory
 from backend.errors import ServiceError
@@ -338,11 +340,27 @@ class AgentService:
 
     # -- asking ---------------------------------------------------------------------------
     def prepare(
-        self, conversation_id: str, ask: AskRequest, *, owner: str, address: str | None = None
+        self,
+        conversation_id: str,
+        ask: AskRequest,
+        *,
+        owner: str,
+        address: str | None = None,
+        planner: Planner | None = None,
+        tools: list[Tool] | None = None,
     ) -> tuple[RunRequest, MessageInfo]:
-        """Validate a question and record it; raises ServiceError before anything streams."""
+        """Validate a question and record it; raises ServiceError before anything streams.
+
+        ``planner`` / ``tools``: ready-made ones instead of ``ask.planner`` / ``ask.tools``
+        from the catalogue (a tool called directly by another program: backend.client_runs)."""
         requests, message = self.prepare_many(
-            conversation_id, ask, [(ask.planner, ask.strategy)], owner=owner, address=address
+            conversation_id,
+            ask,
+            [(ask.planner, ask.strategy)],
+            owner=owner,
+            address=address,
+            planners=None if planner is None else [planner],
+            tools=tools,
         )
         return requests[0], message
 
@@ -354,6 +372,8 @@ class AgentService:
         *,
         owner: str,
         address: str | None = None,
+        planners: list[Planner] | None = None,
+        tools: list[Tool] | None = None,
     ) -> tuple[list[RunRequest], MessageInfo]:
         """One question for several (planner, strategy) pairs: sibling runs of one message.
 
@@ -385,11 +405,13 @@ class AgentService:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
         ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
         try:
-            tools = self.registry.tools(ask.tools)
-            planners = [
-                self.registry.planner(name or self.registry.default_planner())
-                for name, _ in contenders
-            ]
+            if tools is None:
+                tools = self.registry.tools(ask.tools)
+            if planners is None:
+                planners = [
+                    self.registry.planner(name or self.registry.default_planner())
+                    for name, _ in contenders
+                ]
         except UnavailableError as exc:
             raise ServiceError(str(exc)) from exc
         try:
