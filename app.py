@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from agent.registry import Registry
-    from backend.identity import Identity
     from backend.service import AgentService
     from backend.settings import Settings
 
@@ -50,6 +49,7 @@ def create_app(
     from backend import api, auth, connect, hosting, login, mcp_server, openai_api, security, space
     from backend.clients import install_proxy_headers
     from backend.gradio_sessions import GradioSessionGuard
+    from backend.identity import identity_for
     from backend.limits import BodyLimitMiddleware, BodyPace
     from backend.retention import start_retention
     from backend.settings import Settings
@@ -88,7 +88,7 @@ def create_app(
         json_bytes=int(settings.limits.json_kb * 1024),
         pace=BodyPace(limits.body_timeout_s, limits.min_body_kbps * 1024),
     )
-    identity = identity_for(settings, service)
+    identity = identity_for(settings, service.store)
     auth.install(app, identity, service.clients)
     if identity.login_required:
         login.install(app, identity, settings.login_limits)
@@ -131,29 +131,6 @@ def create_app(
         max_file_size=int(settings.max_upload_mb * 1024 * 1024),  # refused before it is stored
         auth_dependency=auth.gradio_user,  # gr.Request.username: the owner (see backend.auth)
         root_path=settings.root_path or None,
-    )
-
-
-def identity_for(settings: Settings, service: AgentService | None = None) -> Identity:
-    """Owner cookies and tokens: the secret, the users when login is on, and (with a
-    service) the server-side sessions of logins and the new-visitor limit per address."""
-    from backend import hf_oauth
-    from backend.identity import Identity, load_secret
-    from backend.users import Users
-    from storage.login_sessions import LoginSessions
-
-    return Identity(
-        secret=load_secret(settings.data_dir),
-        users=Users(settings.users) if settings.users else None,
-        token_days=settings.token_days,
-        session_days=settings.token_days,
-        root_path=settings.root_path,
-        embedded=settings.embedded,
-        hf=hf_oauth.HfSessions(hf_oauth.session_secret(os.environ))
-        if hf_oauth.enabled(os.environ)
-        else None,
-        sessions=LoginSessions(service.store) if service is not None else None,
-        new_visitors_per_hour=settings.client_limits.new_visitors_per_hour,
     )
 
 

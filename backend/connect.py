@@ -15,7 +15,8 @@ import json
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
-from backend.auth import USER_PREFIX, VISITOR_PREFIX, Identity, current_owner
+from backend.auth import current_owner
+from backend.identity import USER_PREFIX, VISITOR_PREFIX, Identity
 
 CONNECT_PATH = "/connect"
 PAGE = """<!doctype html>

@@ -19,7 +19,7 @@ import threading
 
 import anyio
 
-from backend.auth import Identity, load_secret, parse_users
+from backend.identity import identity_for
 from backend.mcp_server import AudioMcp, Caller, client_name
 from backend.service import AgentService
 from backend.settings import Settings
@@ -38,16 +38,11 @@ def local_base_url(settings: Settings) -> str:
     return f"http://{host}:{settings.port}{settings.root_path}"
 
 
-def owner_of_key(settings: Settings, key: str | None) -> str | None:
-    """The owner a key names (None: not valid here); no key: the local owner."""
+def owner_of_key(service: AgentService, key: str | None) -> str | None:
+    """The owner a key names (None: not valid here, e.g. logged out); no key: the local owner."""
     if not key:
         return DEFAULT_OWNER
-    identity = Identity(
-        secret=load_secret(settings.data_dir),
-        users=parse_users(settings.users) if settings.users else None,
-        token_days=settings.token_days,
-    )
-    return identity.owner_from_token(key.strip())
+    return identity_for(service.settings, service.store).owner_from_token(key.strip())
 
 
 async def serve(service: AgentService, owner: str, base_url: str) -> None:
@@ -73,15 +68,17 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub at run time
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout is the protocol
     settings = Settings.from_env()
-    owner = owner_of_key(settings, args.key)
+    service = open_service(settings)
+    owner = owner_of_key(service, args.key)
     if owner is None:
+        service.close()
         print(
-            "error: the key is not valid for this data directory (expired, from another "
-            "server, or login was switched on or off since); get a new one from /connect.",
+            "error: the key is not valid for this data directory (expired, logged out, from "
+            "another server, or login was switched on or off since); get a new one from "
+            "/connect.",
             file=sys.stderr,
         )
         return 2
-    service = open_service(settings)
     if settings.warm_up:
         from agent.registry import warm_up
 

@@ -20,7 +20,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from app import create_app
-from backend.auth import Identity, hash_password, load_secret
+from backend.identity import Identity, load_secret
+from backend.passwords import hash_password
 from backend.settings import Settings
 from storage import Store
 from tests.client_kit import BARK, DOG_B64, DOG_CLIP, SPOKEN_DIGIT, scripted_registry

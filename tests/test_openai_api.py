@@ -21,8 +21,8 @@ from fastapi.testclient import TestClient
 
 from agent.events import parse_event
 from app import create_app
-from backend.auth import hash_password
 from backend.openai_format import TraceText
+from backend.passwords import hash_password
 from backend.settings import Settings
 from tests.client_kit import (
     BARK,
