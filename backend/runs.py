@@ -386,13 +386,6 @@ class RunManager:
     def is_live(self, run_id: str) -> bool:
         return run_id in self._live
 
-    def live_run_ids(self) -> list[str]:
-        with self._lock:
-            return list(self._live)
-
-    def queue_state(self) -> dict[str, int]:
-        return {"running": self._running, "waiting": len(self._waiting)}
-
     # ------------------------------------------------------------------ the run task
 
     async def _supervise(self, live: _LiveRun) -> None:

@@ -144,6 +144,21 @@ class Store:
                     found.append(name)
         return names
 
+    def running_conversations(self, conversation_ids: Iterable[str]) -> set[str]:
+        """Those of ``conversation_ids`` with a run still going (one query for the sidebar's
+        spinners)."""
+        ids = list(conversation_ids)
+        if not ids:
+            return set()
+        stmt = (
+            select(Message.conversation_id)
+            .join(Run, Run.message_id == Message.id)
+            .where(Message.conversation_id.in_(ids), Run.status == "running")
+            .distinct()
+        )
+        with self.engine.connect() as conn:
+            return {row[0] for row in conn.execute(stmt)}
+
     def get_conversation(
         self, conversation_id: str, owner: str | None = None
     ) -> ConversationInfo | None:
@@ -952,28 +967,8 @@ def make_title(text: str, limit: int = TITLE_CHARS) -> str:
     return cut.rstrip(" ,.;:-") + "…"
 
 
-def _fold(run: Run, event: Event) -> None:
-    """Update a run's row from one of its events."""
-    if isinstance(event, Answer):
-        run.answer_text = event.text
-        run.answer_choice = event.choice
-    elif isinstance(event, RunFinished):
-        run.calls = event.calls
-        run.input_tokens = event.input_tokens
-        run.output_tokens = event.output_tokens
-        run.cost = event.cost
-        run.wall_s = event.wall_s
-        run.status = event.status
-        run.finished_at = event.at
-    elif isinstance(event, RunFailed):
-        run.status = _failed_status(event)
-        run.error = event.message
-        run.error_kind = event.kind
-        run.finished_at = event.at
-
-
 def _fold_values(events: Sequence[Event]) -> dict[str, Any]:
-    """Column values of a run's row after a batch of its events (see ``_fold``); the cost
+    """Column values of a run's row after a batch of its events; the cost
     grows with each paid step until ``run_finished`` sets the total."""
     values: dict[str, Any] = {}
     spent = 0.0
