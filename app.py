@@ -79,6 +79,10 @@ def create_app(
     )
     api.install(app, service)
     app.state.service = service
+    if ui:  # /c/{id}: the page, opened on that conversation (inside the identity middleware)
+        from frontend.routes import ConversationPaths
+
+        app.add_middleware(ConversationPaths)
     app.add_middleware(  # request bodies over their limit: 413 while they stream
         BodyLimitMiddleware,
         upload_bytes=service.audio.max_bytes,

@@ -619,7 +619,7 @@ async def test_catalogue_check_over_http_and_the_check_models_list(strict, gemin
 
     from app import create_app
     from backend.settings import Settings
-    from frontend.ui import checks_markdown
+    from frontend.catalogue import checks_markdown
     from tests import fake_gemini as fg
 
     server, url = strict
