@@ -45,7 +45,7 @@ function address() {
   // The open conversation (data-open) is the address: a new entry in the browser's history
   // when it changes, the same one replaced when the address named one that is not there.
   const root = element.querySelector(".conv-root");
-  if (!root) return;
+  if (!root || root.dataset.pending === "1") return;
   const id = root.dataset.open || "";
   const wanted = id ? `${base}c/${id}` : base;
   if (window.location.pathname !== wanted) {

@@ -98,12 +98,15 @@ def history_html(
     now: datetime | None = None,
     *,
     missing: bool = False,
+    pending: bool = False,
 ) -> str:
     """The listbox: day groups, newest first (``items`` are in that order). ``missing``: the
     conversation the address asked for does not exist (for this owner): the page replaces
-    the address instead of adding a history entry."""
+    the address instead of adding a history entry. ``pending``: the page's first list, before
+    the server has said what is open (the address is left alone)."""
     now = now or datetime.now(UTC)
     root = f' data-open="{html.escape(selected or "")}"' + (' data-missing="1"' if missing else "")
+    root += ' data-pending="1"' if pending else ""
     if not items:
         empty = f'<p class="conv-empty">{html.escape(EMPTY_TEXT)}</p>'
         return f'<div class="conv-root"{root}>{empty}</div>'

@@ -278,6 +278,16 @@
       const name = (el.textContent || "").trim();
       if (name && el.title !== name) el.title = name;
     });
+    // The two sidebars' handles: say which is which
+    const left = $("#sidebar .toggle-button");
+    if (left) left.setAttribute("aria-label", "Show or hide the conversations");
+    const right = $("#settings-drawer .toggle-button");
+    if (right) right.setAttribute("aria-label", "Close the settings");
+    // The chat's examples: a list of buttons with no list items in it; a group is what it is
+    $$('.examples[role="list"]').forEach((el) => {
+      el.setAttribute("role", "group");
+      el.setAttribute("aria-label", "Examples: one click asks");
+    });
     // Toasts: their close control sits inside a clickable toast (a control in a control)
     $$(".toast-body[role='button'], .toast-body[tabindex]").forEach((el) => {
       el.removeAttribute("role");

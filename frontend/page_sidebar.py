@@ -57,13 +57,13 @@ def build_sidebar() -> Sidebar:
             elem_id="conv-search",
         )
         conv_list = gr.HTML(
-            history.history_html([]),
+            history.history_html([], pending=True),
             js_on_load=HISTORY_JS,
             elem_id="conversation-list",
             apply_default_css=False,
         )
         list_timer = gr.Timer(3.0, active=False)
-        with gr.Accordion("This conversation", open=False, elem_id="conversation-panel"):
+        with gr.Accordion("This conversation", open=True, elem_id="conversation-panel"):
             rename_box = gr.Textbox(
                 label="Title",
                 placeholder="Open a conversation to rename it",

@@ -87,9 +87,11 @@ def wire_conversations(ui: Ui) -> list[Any]:
     # generators that follow a run still going: any number at once (they mostly wait)
     load = page.blocks.load(
         handlers.load, inputs=page.route, outputs=[*views, s.account],
-        js="(route) => location.pathname", concurrency_limit=None,
+        js="(route) => location.pathname", concurrency_limit=None, show_progress="hidden",
     )  # fmt: skip
-    pick = s.conv_list.click(handlers.pick, outputs=views, concurrency_limit=None)
+    pick = s.conv_list.click(
+        handlers.pick, outputs=views, concurrency_limit=None, show_progress="hidden"
+    )
     s.new_btn.click(handlers.new, outputs=views, cancels=[pick, load])
     s.list_timer.tick(
         handlers.refresh_list, inputs=page.conversation, outputs=[s.conv_list, s.list_timer],
