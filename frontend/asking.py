@@ -41,7 +41,8 @@ class AskingHandlers:
         try:
             info = await asyncio.to_thread(owned.upload_file, path)
         except ServiceError as exc:
-            return {**views.problem(page, str(exc)), **views.attachment(page, None)}
+            refused = views.problem(page, str(exc), "Not attached")
+            return {**refused, **views.attachment(page, None), page.composer.mic: None}
         return {
             **views.attachment(page, info),
             page.composer.status: views.status(""),  # an old "Not asked" line goes

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from storage.schemas import ConversationInfo
 
 EMPTY_TEXT = "No conversations yet. Ask a question and it appears here."
+SPINNER = '<span class="conv-spinner" aria-hidden="true"></span>'
 
 
 @dataclass(frozen=True)
@@ -127,12 +128,8 @@ def history_html(
             sub = subtitle(item, now)
             search = " ".join([item.title, *item.audio_names]).casefold()
             chosen = item.id == selected
-            spinner = (
-                '<span class="conv-spinner" aria-hidden="true"></span>'
-                '<span class="sr-only"> (answering)</span>'
-                if item.running
-                else ""
-            )
+            spinner = SPINNER if item.running else ""
+            answering = '<span class="sr-only"> (answering)</span>' if item.running else ""
             out.append(
                 f'<div class="conv-item" role="option" id="conv-{html.escape(item.id)}"'
                 f' data-id="{html.escape(item.id)}" data-search="{html.escape(search)}"'
@@ -140,7 +137,7 @@ def history_html(
                 f' tabindex="{0 if item.id == focus_id else -1}"'
                 f' title="{html.escape(item.title)}"'
                 f' data-running="{"1" if item.running else "0"}">'
-                f'<span class="conv-title">{spinner}{html.escape(item.title)}</span>'
+                f'<span class="conv-title">{spinner}{html.escape(item.title)}{answering}</span>'
                 f'<span class="conv-meta">{html.escape(sub)}</span></div>'
             )
         out.append("</div>")

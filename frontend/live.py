@@ -23,7 +23,8 @@ async def open_and_follow(
 ) -> AsyncIterator[views.Updates]:
     """Open a conversation (the owner's own only); while its latest question's runs are live,
     follow them. An id that is not the owner's (or no longer exists) opens a new
-    conversation and says so.
+    conversation and says so. Of two opens in one tab, the later one is shown, whichever
+    was read first.
 
     The conversation is read and rendered once, in a thread; each update while following
     renders only the latest question again, after the messages before it."""
@@ -33,12 +34,17 @@ async def open_and_follow(
     try:
         opened = await asyncio.to_thread(reads.opened, conversation_id)
         if opened is None or opened.conversation.id in ctx.hidden:
-            if conversation_id:
-                gr.Warning(MISSING)
             missing = bool(conversation_id)
-            yield await asyncio.to_thread(views.empty, page, reads, ctx.hidden, missing=missing)
+            empty = await asyncio.to_thread(views.empty, page, reads, ctx.hidden, missing=missing)
+            if ctx.follows.current(session, token):  # a later open in this tab wins
+                if missing:
+                    gr.Warning(MISSING)
+                yield empty
             return
-        yield await asyncio.to_thread(views.opened, page, reads, opened, ctx.hidden)
+        first = await asyncio.to_thread(views.opened, page, reads, opened, ctx.hidden)
+        if not ctx.follows.current(session, token):
+            return  # another conversation was opened in this tab meanwhile: it is shown
+        yield first
         if not opened.live:
             return
         all_views = opened.views

@@ -93,6 +93,14 @@
     true,
   );
 
+  // The same file can be attached again (a browser fires no change for the file it holds).
+  document.addEventListener("change", (event) => {
+    const input = event.target;
+    if (input instanceof HTMLInputElement && input.type === "file" && input.closest("#composer")) {
+      setTimeout(() => (input.value = ""), 0);
+    }
+  });
+
   // -- Log out: a POST that ends the session on the server; a plain visit where the
   //    server only has GET /logout ---------------------------------------------------------
   document.addEventListener("submit", async (event) => {
@@ -288,8 +296,9 @@
       el.setAttribute("role", "group");
       el.setAttribute("aria-label", "Examples: one click asks");
     });
-    // Toasts: their close control sits inside a clickable toast (a control in a control)
-    $$(".toast-body[role='button'], .toast-body[tabindex]").forEach((el) => {
+    // Toasts: their header is a button (it folds the message) with the close button in it,
+    // a control in a control; the close button is the one control
+    $$(".toast-header[role='button']").forEach((el) => {
       el.removeAttribute("role");
       el.removeAttribute("tabindex");
     });

@@ -89,9 +89,12 @@ def wire_conversations(ui: Ui) -> list[Any]:
         handlers.load, inputs=page.route, outputs=[*views, s.account],
         js="(route) => location.pathname", concurrency_limit=None, show_progress="hidden",
     )  # fmt: skip
+    # every pick runs (the default drops a click while an earlier open still follows a run);
+    # of several, the latest is shown (frontend.live)
     pick = s.conv_list.click(
-        handlers.pick, outputs=views, concurrency_limit=None, show_progress="hidden"
-    )
+        handlers.pick, outputs=views, concurrency_limit=None, show_progress="hidden",
+        trigger_mode="multiple",
+    )  # fmt: skip
     s.new_btn.click(handlers.new, outputs=views, cancels=[pick, load])
     s.list_timer.tick(
         handlers.refresh_list, inputs=page.conversation, outputs=[s.conv_list, s.list_timer],
@@ -143,7 +146,10 @@ def wire_settings(ui: Ui) -> None:
     p.tools.input(handlers.on_selection, inputs=[p.planner, p.tools], outputs=p.preset)
     remembered = gr.BrowserState(None, storage_key=SETTINGS_KEY)
     page.blocks.load(
-        handlers.restore, inputs=remembered, outputs=[p.planner, p.strategy, p.tools, p.preset]
+        handlers.restore,
+        inputs=remembered,
+        outputs=[p.planner, p.strategy, p.tools, p.preset],
+        show_progress="hidden",
     )
     for picker in (p.planner, p.strategy, p.tools):
         picker.input(handlers.remember, inputs=[p.planner, p.strategy, p.tools], outputs=remembered)

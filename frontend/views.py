@@ -51,11 +51,11 @@ def status(message: str) -> Any:
     return gr.update(value=message, visible=bool(message))
 
 
-def problem(page: Page, message: str) -> Updates:
-    """A question that could not be asked: a toast and the line over the composer, with
-    nothing the person typed lost."""
+def problem(page: Page, message: str, what: str = "Not asked") -> Updates:
+    """A question that could not be asked (or a recording not attached): a toast and the
+    line in the composer, with nothing the person typed lost."""
     gr.Warning(html.escape(message))
-    return {page.composer.status: status(f"**Not asked:** {render.md_escape(message)}")}
+    return {page.composer.status: status(f"**{what}:** {render.md_escape(message)}")}
 
 
 def conversation_list(
