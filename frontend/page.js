@@ -162,6 +162,7 @@
       line.dataset.time = t.toFixed(2);
     });
   }
+  const lastPlayed = new Map(); // recording id -> the player last used for it
   let animating = null;
   function follow(player) {
     if (animating === player) return;
@@ -179,6 +180,7 @@
       type,
       (event) => {
         if (!(event.target instanceof HTMLAudioElement)) return;
+        lastPlayed.set(audioId(event.target), event.target);
         drawPlayheads(event.target);
         if (type === "play") follow(event.target);
       },
@@ -197,9 +199,12 @@
         seek(playerFor(plotAudio(plot), plot), Number(start));
       });
       plot.on("plotly_relayout", () => {
-        const player = playerFor(plotAudio(plot), plot);
+        const player = lastPlayed.get(plotAudio(plot)) || playerFor(plotAudio(plot), plot);
         if (player) drawPlayheads(player);
       });
+      // a timeline drawn after its recording was played (another tab): where it stands now
+      const played = lastPlayed.get(plotAudio(plot));
+      if (played && played.isConnected) drawPlayheads(played);
     });
   }
 
@@ -258,13 +263,20 @@
   function fitPlots() {
     if (!narrow() || !window.Plotly) return;
     $$(".timeline-plot .js-plotly-plot").forEach((plot) => {
-      if (plot.__askAudioNarrow === plot._fullLayout) return;
-      const update = { "margin.l": 64, "margin.r": 8, "title.font.size": 12 };
+      if (!plot.data || plot.__askAudioNarrow === plot.data) return; // once per figure
+      plot.__askAudioNarrow = plot.data;
+      const update = { "margin.l": 92, "margin.r": 8, "title.font.size": 12 };
       Object.keys(plot._fullLayout || {})
-        .filter((key) => /^xaxis\d*$/.test(key))
-        .forEach((key) => Object.assign(update, { [`${key}.nticks`]: 5, [`${key}.tickangle`]: 0,
-                                                  [`${key}.dtick`]: null }));
-      window.Plotly.relayout(plot, update).then(() => (plot.__askAudioNarrow = plot._fullLayout));
+        .filter((key) => /^[xy]axis\d*$/.test(key))
+        .forEach((key) =>
+          Object.assign(
+            update,
+            key.startsWith("x")
+              ? { [`${key}.nticks`]: 5, [`${key}.tickangle`]: 0, [`${key}.dtick`]: null }
+              : { [`${key}.tickfont.size`]: 10, [`${key}.title.font.size`]: 10 },
+          ),
+        );
+      window.Plotly.relayout(plot, update).catch(() => {});
     });
   }
 

@@ -102,10 +102,8 @@ def audio_note(page: Page, info: AudioInfo | None) -> Updates:
     """Which recording a follow-up question uses, when nothing new is attached."""
     text = ""
     if info is not None:
-        text = (
-            f"Follow-up questions use **{render.md_escape(info.name or 'the recording')}**; "
-            "attach or record another to change it."
-        )
+        name = render.md_escape(info.name or "the recording")
+        text = f"Follow-ups use **{name}**; attach another to change it."
     return {page.composer.audio_note: text}
 
 
