@@ -36,7 +36,7 @@ class AskingHandlers:
         quota), so a bad one is said now, not at Ask."""
         page = self.ctx.page
         if not path:
-            return {}
+            return views.unchanged(page.attachment)
         owned = self.ctx.owned(request)
         try:
             info = await asyncio.to_thread(owned.upload_file, path)
@@ -195,7 +195,7 @@ class AskingHandlers:
         message = reads.last_question(conversation_id)
         if message is None:
             gr.Warning("There is no question to edit yet.")
-            return {}
+            return views.unchanged(c.question)
         chips = list(message.choices)
         return {
             c.question: message.text,
@@ -211,7 +211,7 @@ class AskingHandlers:
         reads = self.ctx.reads(request)
         stopped = await asyncio.to_thread(self.stop_live, reads, conversation_id)
         if stopped is None:
-            return {}
+            return views.unchanged(self.ctx.page.conversation)
         deadline = time.monotonic() + STOP_WAIT_S
         while stopped and time.monotonic() < deadline:
             runs = await asyncio.to_thread(lambda: [reads.store.get_run(r) for r in stopped])
@@ -220,7 +220,7 @@ class AskingHandlers:
             await asyncio.sleep(0.1)
         opened = await asyncio.to_thread(reads.opened, conversation_id)
         if opened is None:
-            return {}
+            return views.unchanged(self.ctx.page.conversation)
         return await asyncio.to_thread(views.opened, self.ctx.page, reads, opened, self.ctx.hidden)
 
     @staticmethod

@@ -35,12 +35,12 @@ class ConversationActions:
         page, reads = self.ctx.page, self.ctx.reads(request)
         if reads.conversation(conversation_id) is None:
             gr.Warning("Open a conversation first.")
-            return {}
+            return views.unchanged(page.sidebar.export)
         try:
             title = check_title((title or "").strip(), reads.service.settings.limits)
         except ServiceError as exc:
             gr.Warning(html.escape(str(exc)))
-            return {}
+            return views.unchanged(page.sidebar.export)
         reads.store.rename_conversation(conversation_id or "", title)
         return {
             **views.conversation_list(page, reads, conversation_id, self.ctx.hidden),

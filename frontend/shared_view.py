@@ -138,7 +138,7 @@ class SharedView:
         conv = reads.conversation(conversation_id)
         changed = conv is not None and conv.updated_at.isoformat() != (state or {}).get("updated")
         if not changed and not (state or {}).get("live"):
-            return {}
+            return {components["state"]: gr.skip()}  # (an empty dict would be a value)
         return self.page(components, token, run_id)
 
 

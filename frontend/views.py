@@ -47,6 +47,12 @@ def chat_messages(
     )
 
 
+def unchanged(component: Any) -> Updates:
+    """Nothing to change (a handler whose outputs are a dict must name one of them: an
+    empty dict would be taken for a value)."""
+    return {component: gr.skip()}
+
+
 def status(message: str) -> Any:
     return gr.update(value=message, visible=bool(message))
 

@@ -193,11 +193,16 @@ def screenshot(page: Any, path: Path, *, full_page: bool = False) -> Path:
 
 def serious_violations(page: Any) -> list[str]:
     """axe-core's serious and critical accessibility violations on the page as it is now, one
-    line each (rule, impact, where)."""
+    line each (rule, impact, where); an error toast on the page counts as one too (a handler
+    that failed)."""
     from axe_playwright_python.sync_playwright import Axe
 
+    errors = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="toast-body"]')]
+            .filter((t) => /error/i.test(t.className)).map((t) => t.innerText.slice(0, 200))"""
+    )
     results = Axe().run(page)
-    found = []
+    found = [f"error toast: {text}" for text in errors]
     for violation in results.response["violations"]:
         if violation.get("impact") in ("serious", "critical"):
             targets = [str(node.get("target")) for node in violation["nodes"][:3]]

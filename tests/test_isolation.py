@@ -280,7 +280,7 @@ async def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav
     assert "<td" not in conversations.select_run(ids["run"], as_b)[page.trace.table]
     assert cid not in str(conversations.new(as_b)[page.sidebar.conv_list])
     assert cid in str(conversations.new(as_a)[page.sidebar.conv_list])
-    assert actions.rename(cid, "Taken", as_b) == {}
+    assert page.sidebar.conv_list not in actions.rename(cid, "Taken", as_b)
     await actions.delete(cid, as_b)
     assert cid not in ctx.pending_deletes
     titles = lambda: [c.title for c in ctx.reads(as_a).store.list_conversations()]  # noqa: E731
