@@ -289,3 +289,36 @@ def test_uploads_are_checked_at_once(app_server, page, tmp_path: Path) -> None: 
     screenshot(page, tmp_path / "attached.png")
     page.locator("#remove-audio").click()
     page.wait_for_function("() => !document.querySelector('#attachment audio')")
+
+
+def test_record_with_the_microphone_attaches_the_recording(app_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """One tap records (Chromium's fake microphone: a beep), Stop attaches it, checked like
+    an upload; a question about it is asked with it."""
+    from tests.browser_kit import CHROMIUM, CHROMIUM_ARGS
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    url = app_server(registry=scripted_registry())
+    fake = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *fake])
+        context = browser.new_context(viewport=DESKTOP, permissions=["microphone"])
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        open_app(page, url)
+        pick(page, "planner", SCRIPTED)
+        page.locator("#settings-drawer .toggle-button").click()
+        page.locator("#record").click()  # the panel opens and recording starts at once
+        stop = page.locator("#mic button.stop-button").first
+        stop.wait_for()
+        page.wait_for_timeout(1500)
+        stop.click()
+        page.locator("#attachment audio").wait_for()
+        assert not page.locator("#mic-panel").is_visible()
+        screenshot(page, tmp_path / "recorded.png")
+        fill_question(page, "What is this beep?")
+        page.locator("#ask").click()
+        answered(page)
+        assert page.locator("#chat .message-row audio").count() == 1
+        browser.close()
