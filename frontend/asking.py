@@ -128,7 +128,7 @@ class AskingHandlers:
             messages = [*started.prefix, started.user, *render.render_run(events)]
             return {page.chatbot: messages, **views.live_trace(page, events)}
 
-        first = await asyncio.to_thread(questions.started_view, self.ctx, reads, started, "Asking…")
+        first = await asyncio.to_thread(questions.started_view, self.ctx, reads, started)
         yield {
             **chat(),
             **first,

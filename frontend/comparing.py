@@ -62,8 +62,7 @@ async def compare(
         "role": "assistant",
         "content": f"_Comparing {len(pairs)} runs side by side: see the **Compare** tab._",
     }
-    label = f"Comparing {len(pairs)} runs…"
-    first = await asyncio.to_thread(questions.started_view, ctx, reads, started, label)
+    first = await asyncio.to_thread(questions.started_view, ctx, reads, started)
     yield {
         **views.compare_columns(page, [(label, []) for label in columns]),
         **views.compare_timelines(page, reads, []),

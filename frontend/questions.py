@@ -78,9 +78,7 @@ async def start(
     return await asyncio.to_thread(begin)
 
 
-def started_view(
-    ctx: PageContext, reads: ConversationReads, started: Started, label: str
-) -> views.Updates:
+def started_view(ctx: PageContext, reads: ConversationReads, started: Started) -> views.Updates:
     """What changes as soon as a question is accepted (blocking: reads the sidebar)."""
     page = ctx.page
     c, s = page.composer, page.sidebar
@@ -94,7 +92,9 @@ def started_view(
         c.choices: gr.update(value=[], choices=[], visible=False),
         c.status: views.status(""),
         c.mic_panel: gr.update(visible=False),
-        c.ask_btn: gr.update(value=label, interactive=False),
+        # the send button gives way to Stop while it runs (page.css); its name stays "Ask"
+        # or "Compare N runs", which the Chat and Compare tabs set
+        c.ask_btn: gr.update(interactive=False),
         c.stop_btn: gr.update(interactive=True),
         c.retry_btn: gr.update(interactive=False),
         page.full_btn: gr.update(visible=started.partial),

@@ -189,15 +189,13 @@ def build_shared_view(service: AgentService) -> gr.Blocks:
             return handlers.load(components, request)
 
         view.load(load, outputs=outputs)
-        run_select.input(
-            lambda run, shared: handlers.pick_run(components, run, shared),
-            inputs=[run_select, state],
-            outputs=outputs,
-        )
-        timer.tick(
-            lambda run, shared: handlers.refresh(components, run, shared),
-            inputs=[run_select, state],
-            outputs=outputs,
-            show_progress="hidden",
-        )
+
+        def pick_run(run_id: str | None, shared: dict[str, Any] | None) -> dict[Any, Any]:
+            return handlers.pick_run(components, run_id, shared)
+
+        def refresh(run_id: str | None, shared: dict[str, Any] | None) -> dict[Any, Any]:
+            return handlers.refresh(components, run_id, shared)
+
+        run_select.input(pick_run, inputs=[run_select, state], outputs=outputs)
+        timer.tick(refresh, inputs=[run_select, state], outputs=outputs, show_progress="hidden")
     return view
