@@ -471,8 +471,8 @@ def _failed_message(event: ev.RunFailed) -> Message:
 
 TRACE_NOT_LOADED = (
     "This earlier answer's reasoning and tool calls were not loaded with the conversation, so "
-    "that a long one opens fast: **Show all traces** (below, beside *Retry last question*) "
-    "loads them here; **Trace and timeline of an answer** shows the calls and timeline of "
+    "that a long one opens fast: **Show all traces** (under the chat) "
+    "loads them here; the **Trace** tab shows the calls and timeline of "
     "any run."
 )
 
