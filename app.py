@@ -49,11 +49,11 @@ def create_app(
     from backend import api, auth, connect, hosting, login, mcp_server, openai_api, security, space
     from backend.clients import install_proxy_headers
     from backend.gradio_sessions import GradioSessionGuard
-    from backend.identity import identity_for
     from backend.limits import BodyLimitMiddleware, BodyPace
     from backend.retention import start_retention
     from backend.settings import Settings
     from backend.sharing import SHARED_PAGE
+    from backend.startup import identity_for
     from backend.uploads import UploadGuard
 
     settings = settings or Settings.from_env()
@@ -77,6 +77,10 @@ def create_app(
     app.state.mcp = mcp_server.mount(app, service)  # /mcp: the MCP server
     app.state.service = service
     # Middleware, innermost first (each add_middleware wraps the ones before it).
+    if ui:  # /c/{id}: the page, opened on that conversation (inside the identity middleware)
+        from frontend.routes import ConversationPaths
+
+        app.add_middleware(ConversationPaths)
     app.add_middleware(GradioSessionGuard)  # a Gradio session's outputs: its owner's only
     app.add_middleware(  # upload quotas per owner and address; the page's uploads counted
         UploadGuard, quota=service.upload_quota, files=service.upload_files

@@ -19,7 +19,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
@@ -28,10 +28,6 @@ from backend.hf_oauth import HfSessions
 from backend.passwords import check_login
 from backend.users import Users
 from storage.login_sessions import LoginSessions
-
-if TYPE_CHECKING:
-    from backend.settings import Settings
-    from storage import Store
 
 VISITOR_PREFIX = "visitor:"
 USER_PREFIX = "user:"
@@ -254,24 +250,3 @@ class Identity:
         if everywhere_for is not None:
             return self.sessions.revoke_owner(everywhere_for)
         return int(self.sessions.revoke(session))  # type: ignore[arg-type]
-
-
-def identity_for(settings: Settings, store: Store | None = None) -> Identity:
-    """Owner cookies and tokens for these settings: the secret, the users when login is on,
-    and (with the app's ``store``) the server-side sessions of logins and the new-visitor
-    limit per address. The web app and the stdio MCP server (backend/mcp_stdio.py) alike."""
-    from backend import hf_oauth
-
-    return Identity(
-        secret=load_secret(settings.data_dir),
-        users=Users(settings.users) if settings.users else None,
-        token_days=settings.token_days,
-        session_days=settings.token_days,
-        root_path=settings.root_path,
-        embedded=settings.embedded,
-        hf=hf_oauth.HfSessions(hf_oauth.session_secret(os.environ))
-        if hf_oauth.enabled(os.environ)
-        else None,
-        sessions=LoginSessions(store) if store is not None else None,
-        new_visitors_per_hour=settings.client_limits.new_visitors_per_hour,
-    )

@@ -29,8 +29,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -349,17 +350,34 @@ def client_name(ctx: ServerRequestContext[Any, Any]) -> str:
     return f"an MCP client ({name})" if name else "an MCP client"
 
 
-def mount(app: Any, service: AgentService) -> Any:
-    """Serve the MCP server at ``/mcp`` (streamable HTTP) on ``app``; returns the session
-    manager, whose ``run()`` the app's lifespan must hold open.
+class McpEndpoint:
+    """The ``/mcp`` route: a fresh session manager for each run of the app (the SDK's manager
+    runs once per instance; an app started again, as tests do, needs a new one)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._manager: Any = None
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        self._manager = self._make()
+        async with self._manager.run():
+            yield
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self._manager is None:
+            raise RuntimeError("the MCP endpoint is served only while the app runs")
+        await self._manager.asgi_app(scope, receive, send)
+
+
+def mount(app: Any, service: AgentService) -> McpEndpoint:
+    """Serve the MCP server at ``/mcp`` (streamable HTTP) on ``app``; returns the endpoint,
+    whose ``run()`` the app's lifespan must hold open.
 
     Stateless: every request stands alone (the caller comes from that request's cookie or
     bearer token), so several app processes behind one address serve it alike. The SDK's
     own Host/Origin check is off: the app's Host check (backend.hosting) covers ``/mcp``."""
-    from mcp.server.streamable_http_manager import (
-        StreamableHTTPASGIApp,
-        StreamableHTTPSessionManager,
-    )
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
     from backend.auth import current_owner
@@ -370,13 +388,15 @@ def mount(app: Any, service: AgentService) -> Any:
         base = str(request.base_url).rstrip("/")
         return Caller(current_owner(request), base, client_name(ctx))
 
-    manager = StreamableHTTPSessionManager(
-        app=AudioMcp(service, identify).server,
-        stateless=True,
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=service.audio.max_bytes * 4 // 3 + MULTIPART_SLACK,
+    server = AudioMcp(service, identify).server
+    endpoint = McpEndpoint(
+        lambda: StreamableHTTPSessionManager(
+            app=server,
+            stateless=True,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=service.audio.max_bytes * 4 // 3 + MULTIPART_SLACK,
+        )
     )
-    endpoint = StreamableHTTPASGIApp(manager)
     for path in ("/mcp", "/mcp/"):
         app.add_route(path, endpoint, include_in_schema=False)
-    return manager
+    return endpoint

@@ -19,11 +19,10 @@ import threading
 
 import anyio
 
-from backend.identity import identity_for
 from backend.mcp_server import AudioMcp, Caller, client_name
 from backend.service import AgentService
 from backend.settings import Settings
-from backend.startup import open_service
+from backend.startup import identity_for, open_service
 from storage.models import DEFAULT_OWNER
 
 log = logging.getLogger("audio_agent.mcp")
