@@ -278,14 +278,14 @@ def test_share_token_check_for_open_views(shared):
 def test_gradio_outputs_are_their_owners_only(shared):
     """Leak: Gradio output streams readable by whoever knows the session hash or event id."""
     alice, _, _, _ = shared
-    started = alice.post("/gradio_api/call/on_load", json={"data": []})
+    started = alice.post("/gradio_api/call/load", json={"data": ["/"]})
     event_id = started.json()["event_id"]
     with httpx.Client(base_url=str(alice.base_url), timeout=60) as bob:
-        stolen = bob.get(f"/gradio_api/call/on_load/{event_id}")
+        stolen = bob.get(f"/gradio_api/call/load/{event_id}")
         assert stolen.status_code == 404 and "Alice secret" not in stolen.text
         config = alice.get("/config").json()
-        fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "on_load")
-        join = {"data": [], "fn_index": fn_index, "session_hash": "alice-session-1"}
+        fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "load")
+        join = {"data": ["/"], "fn_index": fn_index, "session_hash": "alice-session-1"}
         assert alice.post("/gradio_api/queue/join", json=join).status_code == 200
         assert bob.post("/gradio_api/queue/join", json=join).status_code == 404
         with bob.stream(
@@ -293,6 +293,6 @@ def test_gradio_outputs_are_their_owners_only(shared):
         ) as peek:
             assert peek.status_code == 404
         assert bob.get("/gradio_api/heartbeat/alice-session-1").status_code == 404
-    own = alice.get(f"/gradio_api/call/on_load/{event_id}")
+    own = alice.get(f"/gradio_api/call/load/{event_id}")
     assert own.status_code == 200 and "Alice secret" in own.text
     assert json.loads(own.text.split("data: ", 1)[1].splitlines()[0]) is not None
