@@ -24,6 +24,7 @@ from agent.tools.base import Tool
 from backend.errors import ServiceError
 from backend.model_names import ModelChoice
 from backend.service import AgentService, AskRequest
+from backend.titles import conversation_title
 from storage.repo import make_title
 from storage.schemas import AudioInfo
 
@@ -69,8 +70,9 @@ def find_conversation(
     """The owner's most recent conversation that began with this question (and audio): where
     a follow-up whose earlier turns start with it belongs. None when there is none (deleted,
     renamed, or begun elsewhere)."""
-    title = make_title(first_question)
-    candidates = [c for c in service.store.list_conversations(owner) if c.title == title]
+    # named after its first question (and recording, backend.titles), perhaps with " (2)"
+    begins = conversation_title(first_question, None, ())
+    candidates = [c for c in service.store.list_conversations(owner) if c.title.startswith(begins)]
     for conversation in candidates[:10]:
         users = [m for m in service.store.list_messages(conversation.id) if m.role == "user"]
         if not users or users[0].text != first_question:

@@ -172,6 +172,12 @@ def test_other_sites_can_neither_read_nor_change_a_visitors_data(tmp_path):
         assert renamed.status_code == 403 and "not from this site" in renamed.json()["detail"]
         assert cross("POST", "/gradio_api/queue/join", json={}).status_code == 403
         assert cross("POST", "/api/conversations", origin="null", json={}).status_code == 403
+        sandboxed = victim.patch(  # "null" from another site's sandboxed frame
+            target,
+            json={"title": "pwned"},
+            headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"},
+        )
+        assert sandboxed.status_code == 403
         no_origin = victim.patch(
             target, json={"title": "pwned"}, headers={"Sec-Fetch-Site": "cross-site"}
         )
@@ -182,6 +188,13 @@ def test_other_sites_can_neither_read_nor_change_a_visitors_data(tmp_path):
         same = cross("PATCH", target, origin=f"https://{HOST}", json={"title": "Mine"})
         assert same.status_code == 200
         assert victim.patch(target, json={"title": "Mine too"}).status_code == 200
+        # our own form under Referrer-Policy: no-referrer says Origin "null", same-origin
+        own_form = victim.patch(
+            target,
+            json={"title": "Mine"},
+            headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"},
+        )
+        assert own_form.status_code == 200
         friendly = victim.options(
             target, headers={"Origin": FRIEND, "Access-Control-Request-Method": "DELETE"}
         )

@@ -120,7 +120,7 @@ def test_runs_from_the_openai_api_and_mcp_open_in_the_page(app_server, page, tmp
     assert by_link.choices[0].message.content == "Dog barking"
 
     # Back in the page: the conversation is in the sidebar; opened, its whole trace shows.
-    reopen(page, url, QUESTION)
+    reopen(page, url, QUESTION.rstrip("?"))  # titles drop the question mark
     answer = page.locator("#chat .message-row").filter(has_text="Answer:").first
     answer.wait_for(timeout=60_000)
     chat = page.locator("#chat").inner_text()

@@ -117,7 +117,7 @@ async def test_http_tools_upload_progress_and_the_whole_agent(tmp_path):
             base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
         ) as http:
             titles = sorted(c["title"] for c in http.get("/api/conversations").json())
-            assert titles == ["Tool calls on dog.wav", "Which animal is heard?"]
+            assert titles == ["Tool calls on dog.wav", "Which animal is heard · dog"]
             trace = http.get(summary["trace_url"]).json()
             assert [e["type"] for e in trace["events"]][-1] == "run_finished"
             direct = http.get(result["trace_url"]).json()
@@ -242,7 +242,7 @@ async def test_stdio_with_the_offline_models_for_the_local_owner(tmp_path):
     store = Store.open(f"sqlite:///{data_dir / 'audio_agent.sqlite3'}")
     try:
         [conversation] = store.list_conversations("local")
-        assert conversation.title == "Which sound is this?"
+        assert conversation.title == "Which sound is this · dog_bark_esc50"
     finally:
         store.close()
 

@@ -93,7 +93,7 @@ def test_sync_sdk_in_process_answer_reasoning_and_a_stored_run(tmp_path):
 
         # A stored run like any other, in the history of the owner who asked.
         [conversation] = http.get("/api/conversations").json()
-        assert conversation["title"] == "Which animal is heard?"
+        assert conversation["title"] == "Which animal is heard"
         stored = http.get(f"/api/runs/{run_id}").json()
         assert stored["run"]["status"] == "ok" and stored["run"]["answer_choice"] == "Dog"
         started = stored["events"][0]
@@ -365,7 +365,7 @@ def test_a_visitor_key_from_connect_makes_program_runs_that_visitor_s(tmp_path):
         mine = openai.OpenAI(base_url=f"{base}/v1", api_key=key)
         asked = mine.chat.completions.create(model=MODEL, messages=[audio_message()])
         titles = [c["title"] for c in browser.get("/api/conversations").json()]
-        assert titles == ["Which animal is heard?"]
+        assert titles == ["Which animal is heard"]
         assert browser.get(f"/api/runs/{asked.model_extra['run_id']}").status_code == 200
         other = openai.OpenAI(base_url=f"{base}/v1", api_key="sk-anything")
         theirs = other.chat.completions.create(model=MODEL, messages=[audio_message()])
