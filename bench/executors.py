@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent.local_models.compile_lock import compile_librosa_paths
+from agent.local_models.librosa_warm_up import compile_librosa_paths
 from bench.plan import Task
 from bench.scoring import RunFacts, Score
 from bench.worker import BenchWorker, Outcome, WorkerEnv

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.local_models import compile_lock, music, signal
+from agent.local_models import compile_lock, librosa_warm_up, music, signal
 
 
 def lock_is_held(path: Path) -> bool:
@@ -72,7 +72,7 @@ def test_the_warm_ups_compile_under_the_lock(
 
     monkeypatch.setattr(signal, "facts", record("pitch"))
     monkeypatch.setattr(music, "analyze", record("music"))
-    compile_lock.compile_librosa_paths()
+    librosa_warm_up.compile_librosa_paths()
     assert seen == ["pitch:held", "music:held"]
     assert not lock_is_held(lock_in)
 

@@ -47,14 +47,3 @@ def numba_compile_lock() -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def compile_librosa_paths() -> None:
-    """Compile (or load from the cache) the librosa functions the signal and music tools
-    use, under the lock: for processes that start together, such as model workers and the
-    bench's workers."""
-    from agent.local_models import music, signal  # they import this module
-
-    signal.warm_up()  # takes the lock itself
-    with numba_compile_lock():
-        music.analyze(music.warm_up_tone())

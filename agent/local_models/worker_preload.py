@@ -12,6 +12,6 @@ import warnings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    from agent.local_models.compile_lock import compile_librosa_paths
+    from agent.local_models.librosa_warm_up import compile_librosa_paths
 
     compile_librosa_paths()  # not music.warm_up(): notes run in the app's threads
