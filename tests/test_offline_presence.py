@@ -1,10 +1,14 @@
-"""The offline planner's "is there speech" on the evidence the tools give: words whisper
-writes over a sound with no voice in it (no voice activity, no speech class) are not speech."""
+"""The offline planner's "is there X" on the evidence the tools give: words whisper writes
+over a sound with no voice in it (no voice activity, no speech class) are not speech; a "no"
+names the classes that stand for the thing asked about, with their own scores."""
 
 from __future__ import annotations
 
-from agent.planners.offline_evidence import Evidence
-from agent.planners.offline_presence import speech_presence
+import pytest
+
+from agent.local_models import embedding
+from agent.planners.offline_evidence import Evidence, Frame
+from agent.planners.offline_presence import sound_presence, speech_presence
 
 CAR_HORN = [("Vehicle", 0.51), ("Motor vehicle (road)", 0.23), ("Toot", 0.18)]
 
@@ -15,6 +19,7 @@ def test_words_over_a_car_horn_without_voice_activity_are_not_speech():
     found = speech_presence(evidence)
     assert found is not None and not found.present
     assert found.sentence.startswith("No")
+    assert found.sentence.startswith("No, probably not: no voice activity was found and the")
     assert "Go, go, go!" in found.sentence  # says what whisper wrote, and why it is not believed
 
 
@@ -31,3 +36,16 @@ def test_the_speech_class_alone_is_speech():
     evidence = Evidence(transcript="", labels=[("Speech", 0.6)], speech_spans=[(0.0, 2.0)])
     found = speech_presence(evidence)
     assert found is not None and found.present
+
+
+@pytest.mark.models
+def test_a_no_names_the_classes_for_the_thing_with_their_own_scores():
+    # a duck, loud and clear: "Duck" counts for a hen only a little, and a "no" must not say
+    # that the duck class stayed low (its weighted score for "hen" does)
+    frames = [Frame(0.0, 0.96, [("Duck", 0.99), ("Fowl", 0.4)]), Frame(0.48, 1.44, [("Duck", 0.9)])]
+    evidence = Evidence(labels=[("Duck", 0.9), ("Fowl", 0.3)], frames=frames, duration_s=1.5)
+    found = sound_presence("hen", evidence, embedding.similarity)
+    assert found is not None and not found.present
+    assert found.sentence.endswith("; Chicken, rooster at most 0.00)."), found.sentence
+    found = sound_presence("duck", evidence, embedding.similarity)
+    assert found is not None and found.present and found.sentence.startswith("Yes: duck at")

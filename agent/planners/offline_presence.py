@@ -145,12 +145,22 @@ def sound_presence(
         sentence = f"Yes: {subject} {when_text(spans)} ({said})."
         times_of = [(a, b, subject) for a, b in spans]
         return Presence(True, sentence, _scale(strength), reason, times_of, said)
-    said = f"the sound classifier hears {heard(evidence)}; {looked_for} stays at {strength:.2f}"
-    sentence = f"No: nothing in it sounds like {subject} ({said} or below)."
+    fitting = fitting_classes(weights)
+    top = max((sc for labels in frames for lb, sc in labels if lb in fitting), default=0.0)
+    said = f"the sound classifier hears {heard(evidence)}; {' / '.join(fitting)} at most {top:.2f}"
+    sentence = f"No: nothing in it sounds like {subject} ({said})."
     # a name no class fits well ("washing machine": the tagger has none) leaves the "no" unsure
     fit = max(weights.values(), default=0.0)
     doubt = 0.5 * max(0.0, 0.8 - fit)
     return Presence(False, sentence, min(0.49, _scale(strength) + doubt), reason, heard=said)
+
+
+def fitting_classes(weights: dict[str, float], n: int = 3) -> list[str]:
+    """The classes that stand for a name: those that fit it at least half as well as the best
+    (a "hen" is "Chicken, rooster"; "Duck" counts for it only a little, and is not named)."""
+    best = max(weights.values(), default=0.0)
+    ranked = sorted(weights, key=lambda lb: -weights[lb])
+    return [lb for lb in ranked if weights[lb] >= 0.5 * best][:n]
 
 
 def _scale(strength: float) -> float:
@@ -257,9 +267,16 @@ def speech_presence(evidence: Evidence) -> Presence | None:
     what = f"the sound classifier hears {' and '.join(others)}" if others else "no speech class"
     marked = f"voice activity marked {seconds:.1f} s" + (
         f" ({spans[0][0]:.1f}–{spans[0][1]:.1f} s)" if spans else "")  # fmt: skip
-    sentence = f"No, probably not: {marked}, but {what}" + (
-        " and no words were recognised." if not words else f' and only "{evidence.transcript}".'
-    )
+    if spans:
+        sentence = f"No, probably not: {marked}, but {what}" + (
+            " and no words were recognised." if not words
+            else f' and only "{_clip(evidence.transcript or "", 60)}".'
+        )  # fmt: skip
+    else:  # whisper wrote words where no other tool hears a voice
+        sentence = (
+            f"No, probably not: no voice activity was found and {what}; the speech-to-text"
+            f' model\'s "{_clip(evidence.transcript or "", 60)}" is not confirmed by either.'
+        )
     strength = 0.2 + 0.1 * min(seconds, 2) + speech_class
     return Presence(False, sentence, min(0.45, strength), f"{marked}, speech class "
                     f"up to {speech_class:.2f}, {words} word(s)")  # fmt: skip
