@@ -2,7 +2,8 @@
 
     python -m bench.offline_eval                  # ESC-50 + spoken digits from ../shared/data
     python -m bench.offline_eval --limit 10 --json bench/results/offline.json
-    python -m bench.offline_eval calibrate raw-0.json   # fit the confidence table (below)
+    python -m bench.offline_eval calibrate raw-0.json raw-1.json   # fit the confidence table
+    python -m bench.offline_eval check raw-7.json     # apply it to a held-out seed (below)
 
 ESC-50: "Which sound is heard in this recording?" with the true class and three other
 ESC-50 classes. Spoken digits (FSDD): "Which number is spoken?" with the true digit word

@@ -11,7 +11,7 @@ import pytest
 from agent.planners.offline_confidence import RAW, Calibration, family_of
 from agent.planners.question_types import classify
 from bench.devsets_open import score_open, starts_yes_no
-from bench.offline_calibration import calibrate, fit_curves, guess_line
+from bench.offline_calibration import calibrate, check, fit_curves, guess_line
 from bench.run_benchmark import choice_correct, guess_columns, reliability
 
 
@@ -94,6 +94,10 @@ def test_the_guess_line_keeps_few_right_answers_under_it(tmp_path):
     assert ys == sorted(ys) and 0.0 < ys[0] < ys[-1] <= 0.98
     calibrated = [(0.1 * i, i >= 3) for i in range(10)]  # right from 0.3 up
     assert guess_line(calibrated) == 0.3
+    twenty = [(0.5 + 0.02 * i, True) for i in range(20)]
+    assert guess_line(twenty) == 0.54  # two of the twenty right answers under the line
+    # two right answers that are guesses anyway (ties) use up that allowance
+    assert guess_line(twenty, right_guessed_anyway=2) == 0.5
     predictions = tmp_path / "raw.json"
     predictions.write_text(json.dumps([
         {"question": "Which sound is this?", "choices": ["Dog", "Rain"], "confidence": c,
@@ -105,3 +109,30 @@ def test_the_guess_line_keeps_few_right_answers_under_it(tmp_path):
     assert "sound" in fitted.curves and 0.0 < fitted.guess_below < 1.0
     right = [fitted("sound", c) for _, c, ok in rows if ok]
     assert sum(fitted.is_guess(c) for c in right) <= 0.1 * len(right)
+
+
+def test_check_applies_the_table_as_the_planner_does(tmp_path):
+    which = {"question": "Which sound is this?", "choices": ["Dog", "Rain", "Siren"],
+             "category": "which_sound"}  # fmt: skip
+    raw = [
+        {**which, "confidence": 0.33, "guess": True, "correct": True},  # a tie: stays a guess
+        {**which, "confidence": 0.5, "guess": False, "correct": False},
+        {**which, "confidence": 0.95, "guess": False, "correct": True},
+        {"question": "Is there a hen?", "choices": [], "category": "open", "open": "yes_no",
+         "confidence": 0.9, "guess": False, "correct": True, "model_output": "No: ..."},
+        {**which, "confidence": 0.9, "guess": True, "correct": False, "expect_guess": True},
+    ]  # fmt: skip
+    path = tmp_path / "s7" / "raw.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(raw))
+    curves = {"sound": ([0.0, 1.0], [0.0, 1.0]), "open:yes_no": ([0.0, 1.0], [0.5, 0.9])}
+    result = check([path], Calibration(curves, 0.6, "s0"))
+    groups = result["s7/raw.json"]
+    assert groups["which_sound"]["guesses"] == 3  # the tie, the weak one, the silence item
+    assert groups["which_sound"]["wrong_as_guess_pct"] == 100.0
+    assert groups["which_sound"]["right_as_guess_pct"] == 50.0  # the tie
+    assert groups["open yes_no"]["starts_yes_no_pct"] == 100.0
+    assert groups["open yes_no"]["guesses"] == 0  # 0.9 raw -> 0.86, over the line
+    # the silence item (a guess by design) is neither right nor wrong in the columns
+    assert result["guess_columns"] == {"wrong": 1, "wrong_as_guess_pct": 100.0, "right": 3,
+                                       "right_as_guess_pct": 33.3}  # fmt: skip
