@@ -133,6 +133,9 @@ class _LiveRun:
         self.run_id = request.run_id
         self.last_seq = 0  # of the last event produced
         self.pending: list[ev.Event] = []
+        # Every event of the run stored so far, in order: a follower that joins while the
+        # run is live here reads them from memory instead of the database.
+        self.stored: list[ev.Event] = []
         self.flusher: asyncio.Task[None] | None = None
         self.inner: asyncio.Task[None] | None = None
         self.stop_reason: str | None = None  # "cancelled" (Stop) or "interrupted" (shutdown)
@@ -159,6 +162,7 @@ class RunManager:
         worker_id: str | None = None,
         heartbeat_s: float = 2.0,
         lease_s: float = 15.0,
+        warm_up: bool = False,
     ) -> None:
         self.store = store
         self.audio = audio
@@ -184,6 +188,8 @@ class RunManager:
         self._thread = threading.Thread(target=self._serve, name="runs", daemon=True)
         self._thread.start()
         self._heartbeat = asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
+        if warm_up:
+            asyncio.run_coroutine_threadsafe(self._warm_up(), self._loop)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -222,6 +228,22 @@ class RunManager:
         self._thread.join(timeout=5)
         self._db.shutdown(wait=True)
         return [r.run_id for r in live if r.ended_as == "interrupted"]
+
+    async def _warm_up(self) -> None:
+        """In the background at start-up, what the first run would otherwise pay for: the
+        modules a run imports on first use, both database threads with their connections
+        and compiled statements (``Store.warm_up``, rolled back), and this loop's thread
+        for the decoding a run starts at once."""
+        try:
+            from agent.strategies import all_strategies
+
+            all_strategies()  # imports every strategy and what it uses
+            await asyncio.gather(
+                self._in_db(self.store.warm_up), self._in_db(self.store.run_events, "")
+            )
+            await asyncio.to_thread(int)
+        except Exception as exc:  # noqa: BLE001 - only an optimisation
+            log.warning("warm-up of the run path failed: %s", str(exc).splitlines()[0][:200])
 
     async def _beat(self) -> None:
         """Refresh this worker's leases; now and then close runs of dead processes."""
@@ -447,11 +469,13 @@ class RunManager:
         group = live.group
         group.left -= 1
         if group.left == 0 and group.on_end is not None and not self._closing:
+            on_end = group.on_end
+
+            def finish() -> None:  # one trip to a database thread
+                on_end([i for i in map(self.store.get_run, group.run_ids) if i is not None])
+
             try:
-                infos = await self._in_db(
-                    lambda: [i for i in map(self.store.get_run, group.run_ids) if i is not None]
-                )
-                await self._in_db(group.on_end, infos)
+                await self._in_db(finish)
             except Exception:  # noqa: BLE001 - the runs themselves are stored
                 log.exception("after run %s", live.run_id)
         with self._lock:
@@ -547,7 +571,8 @@ class RunManager:
                 if live.inner is not None:
                     live.inner.cancel()
                 return
-            with self._lock:
+            with self._lock:  # stored and published in one step: see ``follow``
+                live.stored.extend(batch)
                 subscribers = list(live.subscribers)
             for sub in subscribers:
                 sub.send(live.run_id, batch)
@@ -572,17 +597,26 @@ class RunManager:
         loop = asyncio.get_running_loop()
         sub = _Subscriber(loop, asyncio.Queue())
         live_ids: set[str] = set()
+        stored: dict[str, list[ev.Event]] = {}
         with self._lock:
             for run_id in run_ids:
                 live = self._live.get(run_id)
                 if live is not None:
+                    # What is stored so far comes from memory; later batches are published
+                    # to this follower (the two are taken in one step under the lock).
                     live.subscribers.add(sub)
                     live_ids.add(run_id)
+                    stored[run_id] = [e for e in live.stored if e.seq > last[run_id]]
         try:
             ended: set[str] = set()
-            stored = await loop.run_in_executor(
-                self._db, lambda: {r: self.store.run_events(r, after=last[r]) for r in run_ids}
-            )
+            elsewhere = [r for r in run_ids if r not in live_ids]
+            if elsewhere:  # ended, or run by another process: from the database
+                stored.update(
+                    await loop.run_in_executor(
+                        self._db,
+                        lambda: {r: self.store.run_events(r, after=last[r]) for r in elsewhere},
+                    )
+                )
             for run_id in run_ids:
                 for event in stored[run_id]:
                     last[run_id] = event.seq

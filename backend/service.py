@@ -147,6 +147,7 @@ class AgentService:
             worker_id=settings.worker_id,
             heartbeat_s=settings.heartbeat_s,
             lease_s=settings.lease_s,
+            warm_up=settings.warm_up,  # the run path, in the background
         )
         self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
         self.upload_quota = UploadQuota(  # per owner: uploads per hour, stored bytes
