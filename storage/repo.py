@@ -115,6 +115,9 @@ class Store:
             transaction = conn.begin()
             try:
                 warm_statements(conn, owner="warm-up")
+                with Session(bind=conn) as session:  # the tool cache's upsert and hit count
+                    result = ToolResult(output="")
+                    self._write_cache_rows(session, {"warm-up": ("", "", result)}, {"x": 1})
             finally:
                 transaction.rollback()
         now = utc_now()
@@ -763,17 +766,20 @@ class Store:
     ) -> None:
         """One transaction for what ``cache_writes`` gathered: upserts, then hit counts."""
 
-        def write(s: Session) -> None:
-            for key, (tool, audio_id, result) in rows.items():
-                _upsert_cache(s, key, tool, audio_id, result)
-            for key, count in hits.items():
-                s.execute(
-                    update(ToolCacheEntry)
-                    .where(ToolCacheEntry.key == key)
-                    .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + count)
-                )
+        self._retry_on_conflict(lambda s: self._write_cache_rows(s, rows, hits))
 
-        self._retry_on_conflict(write)
+    @staticmethod
+    def _write_cache_rows(
+        s: Session, rows: dict[str, tuple[str, str, ToolResult]], hits: dict[str, int]
+    ) -> None:
+        for key, (tool, audio_id, result) in rows.items():
+            _upsert_cache(s, key, tool, audio_id, result)
+        for key, count in hits.items():
+            s.execute(
+                update(ToolCacheEntry)
+                .where(ToolCacheEntry.key == key)
+                .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + count)
+            )
 
     def cache_hits(self, key: str) -> int | None:
         self.cache_writes.flush()

@@ -9,6 +9,7 @@ compiled (SQLAlchemy caches compiled statements per engine) instead of paying fo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -235,6 +236,8 @@ def warm_statements(conn: Connection, owner: str) -> None:
     failed = RunFailed(run_id=run_id, seq=5, kind="internal_error", message="")
     append_batch(conn, [failed], require_running=False)
     insert_message(conn, conversation.id, "assistant", "warm-up", [], None)
+    with contextlib.suppress(LookupError):  # a question about a recording (none here)
+        insert_message(conn, conversation.id, "user", "warm-up", [], "warm-up")
 
 
 def as_utc(value: datetime) -> datetime:
