@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from sqlalchemy import (
     Connection,
     Engine,
+    bindparam,
     delete,
     func,
     insert,
@@ -115,9 +116,8 @@ class Store:
             transaction = conn.begin()
             try:
                 warm_statements(conn, owner="warm-up")
-                with Session(bind=conn) as session:  # the tool cache's upsert and hit count
-                    result = ToolResult(output="")
-                    self._write_cache_rows(session, {"warm-up": ("", "", result)}, {"x": 1})
+                # the tool cache's upsert and hit count
+                _write_cache_rows(conn, {"warm-up": ("", "", ToolResult(output=""))}, {"x": 1})
             finally:
                 transaction.rollback()
         now = utc_now()
@@ -766,20 +766,7 @@ class Store:
     ) -> None:
         """One transaction for what ``cache_writes`` gathered: upserts, then hit counts."""
 
-        self._retry_on_conflict(lambda s: self._write_cache_rows(s, rows, hits))
-
-    @staticmethod
-    def _write_cache_rows(
-        s: Session, rows: dict[str, tuple[str, str, ToolResult]], hits: dict[str, int]
-    ) -> None:
-        for key, (tool, audio_id, result) in rows.items():
-            _upsert_cache(s, key, tool, audio_id, result)
-        for key, count in hits.items():
-            s.execute(
-                update(ToolCacheEntry)
-                .where(ToolCacheEntry.key == key)
-                .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + count)
-            )
+        self._retry_on_conflict_plain(lambda conn: _write_cache_rows(conn, rows, hits))
 
     def cache_hits(self, key: str) -> int | None:
         self.cache_writes.flush()
@@ -864,18 +851,24 @@ class SqlToolCache:
         self.store.cache_put_later(self.scoped(key), tool, audio_id, result)
 
 
-def _upsert_cache(s: Session, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-    """Insert or replace one tool-cache row (its hit count kept) in the session's transaction."""
-    data = result.model_dump(mode="json")
-    dialect = s.get_bind().dialect.name
-    if dialect in ("sqlite", "postgresql"):  # one upsert statement
+def _write_cache_rows(
+    conn: Connection, rows: dict[str, tuple[str, str, ToolResult]], hits: dict[str, int]
+) -> None:
+    """Insert or replace tool-cache rows (their hit counts kept), then add hits, on ``conn``:
+    one upsert statement for all rows on SQLite and PostgreSQL, one update for all hits."""
+    now = utc_now()
+    values = [
+        {"key": key, "tool": tool, "audio_id": audio_id, "result": result.model_dump(mode="json"),
+         "created_at": now, "hits": 0}
+        for key, (tool, audio_id, result) in rows.items()
+    ]  # fmt: skip
+    dialect = conn.dialect.name
+    if values and dialect in ("sqlite", "postgresql"):
         if dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert as upsert
         else:
             from sqlalchemy.dialects.postgresql import insert as upsert
-        stmt = upsert(ToolCacheEntry).values(
-            key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
-        )
+        stmt = upsert(ToolCacheEntry)
         stmt = stmt.on_conflict_do_update(
             index_elements=[ToolCacheEntry.key],
             set_={
@@ -884,18 +877,22 @@ def _upsert_cache(s: Session, key: str, tool: str, audio_id: str, result: ToolRe
                 "result": stmt.excluded.result,
             },
         )
-        s.execute(stmt)
-        return
-    row = s.get(ToolCacheEntry, key)
-    if row is None:
-        s.add(
-            ToolCacheEntry(
-                key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
-            )
+        conn.execute(stmt, values)
+    for row in values if dialect not in ("sqlite", "postgresql") else []:
+        changed = conn.execute(
+            update(ToolCacheEntry)
+            .where(ToolCacheEntry.key == row["key"])
+            .values(tool=row["tool"], audio_id=row["audio_id"], result=row["result"])
         )
-    else:
-        row.tool, row.audio_id, row.result = tool, audio_id, data
-    s.flush()
+        if not changed.rowcount:  # type: ignore[attr-defined]
+            conn.execute(insert(ToolCacheEntry).values(**row))
+    if hits:
+        conn.execute(
+            update(ToolCacheEntry)
+            .where(ToolCacheEntry.key == bindparam("hit_key"))
+            .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + bindparam("count")),
+            [{"hit_key": key, "count": count} for key, count in hits.items()],
+        )
 
 
 def _export_event(payload: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, exists, func, insert, literal, select, update
+from sqlalchemy import Connection, and_, case, exists, func, insert, literal, select, update
 
 from agent.events import (
     Answer,
@@ -78,21 +78,22 @@ def insert_message(
     # on SQLite before the next position is read, so writers to one conversation take turns
     # instead of racing for it (and retrying).
     now = utc_now()
-    title = conn.scalar(
-        update(Conversation)
-        .where(Conversation.id == conversation_id)
-        .values(updated_at=now)
-        .returning(Conversation.title)
-    )
-    if title is None:
+    touch = update(Conversation).where(Conversation.id == conversation_id).values(updated_at=now)
+    new_title = make_title(text) if role == "user" else ""
+    if new_title:  # the first question names a conversation still called "New conversation"
+        untitled = and_(
+            Conversation.title == DEFAULT_TITLE,
+            ~exists().where(Message.conversation_id == conversation_id, Message.role == "user"),
+        )
+        titled = literal(new_title, Conversation.__table__.c.title.type)  # escaped as stored
+        touch = touch.values(title=case((untitled, titled), else_=Conversation.title))
+    if conn.scalar(touch.returning(Conversation.id)) is None:
         raise LookupError(f"No conversation {conversation_id!r}")
     audio_known = exists().where(Audio.id == audio_id) if audio_id is not None else literal(True)
-    last, user_count, has_audio = conn.execute(
-        select(
-            func.max(Message.position),
-            func.count(Message.id).filter(Message.role == "user"),
-            audio_known,
-        ).where(Message.conversation_id == conversation_id)
+    last, has_audio = conn.execute(
+        select(func.max(Message.position), audio_known).where(
+            Message.conversation_id == conversation_id
+        )
     ).one()
     if not has_audio:
         raise LookupError(f"No audio {audio_id!r}; call add_audio first")
@@ -107,14 +108,6 @@ def insert_message(
         "created_at": now,
     }
     conn.execute(insert(Message).values(**row))
-    if role == "user" and not user_count and title == DEFAULT_TITLE:
-        new_title = make_title(text)
-        if new_title:
-            conn.execute(
-                update(Conversation)
-                .where(Conversation.id == conversation_id)
-                .values(title=new_title)
-            )
     return MessageInfo(**{**row, "created_at": as_utc(now)})
 
 
