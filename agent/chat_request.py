@@ -29,7 +29,7 @@ async def create_chat(client: openai.AsyncOpenAI, request: dict[str, Any]) -> An
     return await client.chat.completions.create(
         model=request["model"],
         messages=[],  # the body's own messages replace it (extra_body is merged last)
-        stream=bool(request.get("stream")),
+        **({"stream": True} if request.get("stream") else {}),
         extra_body=body,
         **options,
     )

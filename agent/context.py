@@ -32,7 +32,7 @@ from agent.planners.base import (
     TurnEnd,
     Verify,
 )
-from agent.prompts import audio_alias, question_prompt, system_prompt
+from agent.prompts import audio_alias, question_prompt, run_context, system_prompt
 from agent.tools.base import (
     Tool,
     ToolCache,
@@ -129,18 +129,20 @@ def _unique_ids(requests: list[ToolCallRequest]) -> list[ToolCallRequest]:
 
 
 def tool_specs(tools: Sequence[Tool], audio: Sequence[AudioRef]) -> list[ToolSpec]:
-    """The schemas a planner sees: each tool's parameters plus the ``audio_id`` to use."""
+    """The schemas a planner sees: each tool's parameters, plus the ``audio_id`` to use
+    when there are several recordings (with one, every call is about it: the parameter
+    would only cost tokens on every turn)."""
     aliases = [audio_alias(i) for i in range(len(audio))]
     specs = []
     for tool in tools:
         params = dict(tool.parameters or {"type": "object", "properties": {}})
         props = dict(params.get("properties", {}))
-        props["audio_id"] = {
-            "type": "string",
-            "enum": aliases,
-            "description": "Which recording to use"
-            + (f" (default {aliases[0]})" if aliases else ""),
-        }
+        if len(aliases) > 1:
+            props["audio_id"] = {
+                "type": "string",
+                "enum": aliases,
+                "description": f"Which recording (default {aliases[0]})",
+            }
         specs.append(
             ToolSpec(tool.name, tool.description, {**params, "type": "object", "properties": props})
         )
@@ -191,9 +193,11 @@ class RunContext:
         return f"{prefix}_{self._ids}"
 
     def base_messages(self, system: str | None = None) -> list[ChatMessage]:
-        """System prompt, earlier turns of the conversation, and the question."""
+        """System prompt, earlier turns of the conversation, and the question with its
+        recordings and budget (after the question: the system prompt, the tools and the
+        earlier turns stay a prefix that providers cache across turns and questions)."""
         req = self.req
-        messages = [ChatMessage("system", system or system_prompt(req.audio, self.budget))]
+        messages = [ChatMessage("system", system or system_prompt())]
         for turn in req.history:
             messages.append(
                 ChatMessage(
@@ -203,10 +207,11 @@ class RunContext:
                 )
             )
             messages.append(ChatMessage("assistant", turn.answer))
+        asked = question_prompt(req.question, req.choices)
         messages.append(
             ChatMessage(
                 "user",
-                question_prompt(req.question, req.choices),
+                f"{asked}\n\n{run_context(req.audio, self.budget)}",
                 data={"question": req.question, "choices": list(req.choices)},
             )
         )
