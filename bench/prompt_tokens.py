@@ -201,11 +201,11 @@ def planner_prices() -> list[tuple[str, float, float]]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     missing = [p for p, _, _ in QUESTIONS[: args.questions] if not (DATA / p).is_file()]
     if missing:
         print(f"skipped: recordings missing under {DATA} ({missing[0]} ...)")
