@@ -10,11 +10,24 @@ compiled (SQLAlchemy caches compiled statements per engine) instead of paying fo
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, exists, func, insert, literal, select, update
+from sqlalchemy import (
+    Connection,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
 
 from agent.events import (
     Answer,
@@ -60,8 +73,56 @@ def make_title(text: str, limit: int = TITLE_CHARS) -> str:
 def insert_conversation(conn: Connection, title: str, owner: str) -> ConversationInfo:
     now = utc_now()
     row = {"id": new_id(), "owner": owner, "title": title, "created_at": now, "updated_at": now}
-    conn.execute(insert(Conversation).values(**row))
+    conn.execute(_statements().insert_conversation, row)
     return ConversationInfo(**{**row, "created_at": as_utc(now), "updated_at": as_utc(now)})
+
+
+@dataclass(frozen=True)
+class _Statements:
+    """A question's statements, built once with named parameters: building a SQLAlchemy
+    statement (coercing every clause, computing its cache key) costs more CPU than running
+    it on SQLite, and these run several times per question."""
+
+    insert_conversation: Any
+    insert_message: Any
+    insert_run: Any
+    insert_events: Any
+    touch: Any  # the conversation's updated_at; RETURNING its id (None: no such conversation)
+    touch_and_title: Any  # the same, and the title when it is still the default
+    next_position: Any  # the last position, and whether the audio exists
+    next_position_no_audio: Any
+
+
+@functools.cache
+def _statements() -> _Statements:
+    conversations, messages = Conversation.__table__, Message.__table__
+    conversation_id = bindparam("p_conversation_id")
+    touch = (
+        update(conversations)
+        .where(conversations.c.id == conversation_id)
+        .values(updated_at=bindparam("p_now"))
+    )
+    untitled = and_(
+        conversations.c.title == DEFAULT_TITLE,
+        ~exists().where(messages.c.conversation_id == conversation_id, messages.c.role == "user"),
+    )
+    titled = bindparam("p_title", type_=conversations.c.title.type)  # escaped as stored
+    last = func.max(messages.c.position)
+    where = messages.c.conversation_id == conversation_id
+    return _Statements(
+        insert_conversation=insert(conversations),
+        insert_message=insert(messages),
+        insert_run=insert(Run.__table__),
+        insert_events=insert(EventRow.__table__),
+        touch=touch.returning(conversations.c.id),
+        touch_and_title=touch.values(
+            title=case((untitled, titled), else_=conversations.c.title)
+        ).returning(conversations.c.id),
+        next_position=select(
+            last, exists().where(Audio.__table__.c.id == bindparam("p_audio_id"))
+        ).where(where),
+        next_position_no_audio=select(last, literal(True)).where(where),
+    )
 
 
 def insert_message(
@@ -77,24 +138,22 @@ def insert_message(
     # Write first: that takes the conversation's row lock on PostgreSQL and the write lock
     # on SQLite before the next position is read, so writers to one conversation take turns
     # instead of racing for it (and retrying).
+    statements = _statements()
     now = utc_now()
-    touch = update(Conversation).where(Conversation.id == conversation_id).values(updated_at=now)
+    params: dict[str, Any] = {"p_conversation_id": conversation_id, "p_now": now}
     new_title = make_title(text) if role == "user" else ""
     if new_title:  # the first question names a conversation still called "New conversation"
-        untitled = and_(
-            Conversation.title == DEFAULT_TITLE,
-            ~exists().where(Message.conversation_id == conversation_id, Message.role == "user"),
-        )
-        titled = literal(new_title, Conversation.__table__.c.title.type)  # escaped as stored
-        touch = touch.values(title=case((untitled, titled), else_=Conversation.title))
-    if conn.scalar(touch.returning(Conversation.id)) is None:
+        touched = conn.scalar(statements.touch_and_title, {**params, "p_title": new_title})
+    else:
+        touched = conn.scalar(statements.touch, params)
+    if touched is None:
         raise LookupError(f"No conversation {conversation_id!r}")
-    audio_known = exists().where(Audio.id == audio_id) if audio_id is not None else literal(True)
-    last, has_audio = conn.execute(
-        select(func.max(Message.position), audio_known).where(
-            Message.conversation_id == conversation_id
-        )
-    ).one()
+    if audio_id is None:
+        position = conn.execute(statements.next_position_no_audio, params).one()
+    else:
+        position = conn.execute(statements.next_position, {**params, "p_audio_id": audio_id})
+        position = position.one()
+    last, has_audio = position
     if not has_audio:
         raise LookupError(f"No audio {audio_id!r}; call add_audio first")
     row = {
@@ -107,7 +166,7 @@ def insert_message(
         "audio_id": audio_id,
         "created_at": now,
     }
-    conn.execute(insert(Message).values(**row))
+    conn.execute(statements.insert_message, row)
     return MessageInfo(**{**row, "created_at": as_utc(now)})
 
 
@@ -142,7 +201,7 @@ def new_run_values(
 
 def insert_run(conn: Connection, values: dict[str, Any]) -> RunInfo:
     """Insert a run row (IntegrityError if its message does not exist)."""
-    conn.execute(insert(Run).values(**values))
+    conn.execute(_statements().insert_run, values)
     shown = {k: v for k, v in values.items() if k in RunInfo.model_fields}
     return RunInfo(**{**shown, "created_at": as_utc(values["created_at"])})
 
@@ -170,7 +229,7 @@ def append_batch(conn: Connection, events: Sequence[Event], *, require_running: 
         if status is None:
             raise LookupError(f"No run {run_id!r}; call create_run first")
         raise RunClosedError(f"Run {run_id!r} is {status}, no longer running")
-    conn.execute(insert(EventRow), rows)
+    conn.execute(_statements().insert_events, rows)
 
 
 def fold_values(events: Sequence[Event]) -> dict[str, Any]:
