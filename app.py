@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from agent.registry import Registry
-    from backend import auth
+    from backend.identity import Identity
     from backend.service import AgentService
     from backend.settings import Settings
 
@@ -54,15 +54,17 @@ def create_app(
     settings: Settings | None = None, *, registry: Registry | None = None, ui: bool = True
 ) -> FastAPI:
     """The FastAPI app (REST + SSE under /api) with the Gradio UI mounted at /."""
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI
     from fastapi.responses import RedirectResponse
 
-    from backend import api, auth, hosting, space
-    from backend.auth import owner_from_request
-    from backend.limits import BodyLimitMiddleware, quota_gate
+    from backend import api, auth, hosting, login, security, space
+    from backend.clients import install_proxy_headers
+    from backend.gradio_sessions import GradioSessionGuard
+    from backend.limits import BodyLimitMiddleware, BodyPace
     from backend.retention import start_retention
     from backend.settings import Settings
     from backend.sharing import SHARED_PAGE
+    from backend.uploads import UploadGuard
 
     settings = settings or Settings.from_env()
     service = create_service(settings, registry)
@@ -81,16 +83,27 @@ def create_app(
     )
     api.install(app, service)
     app.state.service = service
-    app.add_middleware(  # request bodies over their limit: 413 while they stream
+    # Middleware, innermost first (each add_middleware wraps the ones before it).
+    app.add_middleware(GradioSessionGuard)  # a Gradio session's outputs: its owner's only
+    app.add_middleware(  # upload quotas per owner and address; the page's uploads counted
+        UploadGuard, quota=service.upload_quota, files=service.upload_files
+    )
+    limits = settings.server_limits
+    app.add_middleware(  # request bodies over their limit: 413 while they stream; slow: 408
         BodyLimitMiddleware,
         upload_bytes=service.audio.max_bytes,
         json_bytes=int(settings.limits.json_kb * 1024),
-        upload_gate=quota_gate(
-            service.upload_quota, lambda scope: owner_from_request(Request(scope))
-        ),
+        pace=BodyPace(limits.body_timeout_s, limits.min_body_kbps * 1024),
     )
-    auth.install(app, identity_for(settings))
+    identity = identity_for(settings, service)
+    auth.install(app, identity, service.clients)
+    if identity.login_required:
+        login.install(app, identity, settings.login_limits)
+    policy = settings.browser_policy()
+    security.install(app, policy)  # CORS for configured origins; the Origin check (CSRF)
+    install_proxy_headers(app, settings.trusted_proxies)  # X-Forwarded-For from proxies only
     hosting.install_host_check(app, settings)
+    security.install_headers(app, policy)  # outermost: every response has them
     app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
     if settings.warm_up:
         threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
@@ -106,16 +119,20 @@ def create_app(
         """A share link: the read-only page (frontend.shared_view), the token in its query."""
         return RedirectResponse(shared_view.view_url(settings.root_path, token), status_code=307)
 
+    view = shared_view.build_shared_view(service)
+    page = build_ui(service)
+    for blocks in (view, page):  # Gradio's own cache (uploads, served copies) expires too
+        blocks.delete_cache = gradio_cache_expiry(settings)
     gr.mount_gradio_app(
         app,
-        shared_view.build_shared_view(service),
+        view,
         path=shared_view.VIEW_PATH,
         auth_dependency=auth.gradio_user,
         root_path=(settings.root_path + shared_view.VIEW_PATH) if settings.root_path else None,
     )
     return gr.mount_gradio_app(
         app,
-        build_ui(service),
+        page,
         path="/",
         max_file_size=int(settings.max_upload_mb * 1024 * 1024),  # refused before it is stored
         auth_dependency=auth.gradio_user,  # gr.Request.username: the owner (see backend.auth)
@@ -123,13 +140,17 @@ def create_app(
     )
 
 
-def identity_for(settings: Settings) -> auth.Identity:
-    """Owner cookies and tokens: the secret, and the users when login is on."""
-    from backend import auth, hf_oauth
+def identity_for(settings: Settings, service: AgentService | None = None) -> Identity:
+    """Owner cookies and tokens: the secret, the users when login is on, and (with a
+    service) the server-side sessions of logins and the new-visitor limit per address."""
+    from backend import hf_oauth
+    from backend.identity import Identity, load_secret
+    from backend.users import Users
+    from storage.login_sessions import LoginSessions
 
-    return auth.Identity(
-        secret=auth.load_secret(settings.data_dir),
-        users=auth.parse_users(settings.users) if settings.users else None,
+    return Identity(
+        secret=load_secret(settings.data_dir),
+        users=Users(settings.users) if settings.users else None,
         token_days=settings.token_days,
         session_days=settings.token_days,
         root_path=settings.root_path,
@@ -137,7 +158,18 @@ def identity_for(settings: Settings) -> auth.Identity:
         hf=hf_oauth.HfSessions(hf_oauth.session_secret(os.environ))
         if hf_oauth.enabled(os.environ)
         else None,
+        sessions=LoginSessions(service.store) if service is not None else None,
+        new_visitors_per_hour=settings.client_limits.new_visitors_per_hour,
     )
+
+
+def gradio_cache_expiry(settings: Settings) -> tuple[int, int] | None:
+    """``gr.Blocks.delete_cache``: every hour (at most), files in Gradio's cache older than
+    ``AUDIO_AGENT_UPLOAD_TTL_HOURS`` go (and all of them at shutdown); None keeps them."""
+    if not settings.upload_ttl_hours:
+        return None
+    age = max(60, int(settings.upload_ttl_hours * 3600))
+    return (min(3600, age), age)
 
 
 def _warm_up() -> None:
@@ -177,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from backend import hosting
+    from backend.server_limits import fit_to_descriptors, rate_limit_logs, uvicorn_options
     from backend.settings import Settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -193,16 +226,20 @@ def main(argv: list[str] | None = None) -> int:
             *hosting.allowed_hosts(settings),
             *hosting.SHARE_HOSTS,
         ]
+    settings.server_limits = fit_to_descriptors(settings.server_limits)  # the connection cap
     app = create_app(settings, registry=_registry_hook())
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            log_level="warning",
-            root_path=settings.root_path,
-        )
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        root_path=settings.root_path,
+        # Header timeout and connection caps; proxy headers are read by the app itself,
+        # from AUDIO_AGENT_TRUSTED_PROXIES only (backend.server_limits, backend.clients).
+        **uvicorn_options(settings.server_limits, settings.trusted_proxies),
     )
+    server = uvicorn.Server(config)
+    rate_limit_logs(settings.server_limits.log_lines_per_minute)  # after uvicorn's logging
     print(f"Serving on http://{settings.host}:{settings.port}", flush=True)
     if args.share:
         threading.Thread(

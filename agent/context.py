@@ -237,7 +237,7 @@ class RunContext:
         turn = self.turns
         text: list[str] = []
         reasoning: list[str] = []
-        usage, cost = ev.Usage(), 0.0
+        usage, cost, notice = ev.Usage(), 0.0, ""
         kwargs: dict[str, Any] = {"force_answer": force}
         if temperature is not None:
             kwargs["temperature"] = temperature
@@ -267,7 +267,7 @@ class RunContext:
                 )
             elif isinstance(chunk, TurnEnd):
                 self.totals.add(chunk.usage, chunk.cost)
-                usage, cost, out.raw = chunk.usage, chunk.cost, chunk.raw
+                usage, cost, out.raw, notice = chunk.usage, chunk.cost, chunk.raw, chunk.notice
         self._prefetched.open()  # the planner's turn is over: speculative work may run
         out.text = "".join(text)
         out.reasoning = "".join(reasoning)
@@ -281,6 +281,7 @@ class RunContext:
             step=step,
             usage=usage,
             cost=cost,
+            notice=notice,
         )
 
     # -- tools -------------------------------------------------------------------------------
@@ -598,5 +599,6 @@ class RunContext:
             rationale=final.rationale if final else strip_answer(text),
             forced=forced,
             guess=bool(final and final.guess),
+            without_tools=self.totals.calls == 0,  # a text-only guess, not evidence
         )
         return self.answer

@@ -1,11 +1,14 @@
 """``python -m agent doctor``: does each configured remote planner and tool really work?
 
 For every catalogue entry with a key or a base URL it lists the provider's models (OpenAI's
-``GET /v1/models`` with its ``shutdown_date`` field, Gemini's model list) and makes the
-smallest real call through the app's own adapter: one short text turn for a planner, one
-second of audio for an audio tool. Each entry ends as one row: works / which error / shuts
-down on DATE / not offered to this key / cannot reach. Checks run concurrently with a short
-timeout and no retries, so with no network every entry says "cannot reach" within seconds.
+``GET /v1/models`` with its ``shutdown_date`` field, Gemini's model list) and then does what
+a run does, through the same adapter code: for a planner a two-turn exchange (it calls a
+tool, the tool's result goes back with whatever reasoning or signature the provider
+requires, it answers); for an audio tool one call on a one-second clip; for a web search
+one query. Each entry ends as one row: reachable, model listed, the exchange (or the
+provider's own error in one sentence), the price, the shutdown date where the provider
+publishes one. Checks run concurrently with a short timeout and no retries, so with no
+network every entry says "cannot reach" within seconds.
 """
 
 from __future__ import annotations
@@ -22,14 +25,34 @@ from typing import Any
 import numpy as np
 
 from agent.audio import AudioRef
-from agent.planners.base import ChatMessage, PlannerError, TextDelta, TurnEnd
+from agent.planners.base import (
+    ChatMessage,
+    Planner,
+    PlannerError,
+    TextDelta,
+    ToolCallRequest,
+    ToolSpec,
+    TurnEnd,
+)
 from agent.registry import Registry
 from agent.remote import ModelConfig, RemoteError
 from agent.tools.base import ToolContext
 
 CHECK_TIMEOUT_S = 8.0
 CHECKS_TTL_S = 300.0  # the server repeats its checks at most this often (SharedChecks)
-PLANNER_PROMPT = "Reply with the single word OK."
+# The planner's two-turn exchange: the same messages and adapter code a run uses.
+CHECK_TOOL = ToolSpec(
+    "lookup_code",
+    "Returns the code of this connection check. Takes no arguments.",
+    {"type": "object", "properties": {}},
+)
+CHECK_SYSTEM = "This is a connection check: use the tool exactly as the user asks."
+CHECK_PROMPT = (
+    "Call the tool lookup_code once. When its result comes back, reply with the code it "
+    "gave you and nothing else."
+)
+CHECK_CODE = "4711"
+NOT_TRIED = "not tried"
 
 
 @dataclass
@@ -40,20 +63,27 @@ class Check:
     status: str  # works | error | shuts_down | not_offered | cannot_reach | skipped
     detail: str = ""
     shutdown_date: str | None = None
-    offered: bool | None = None  # None: the provider's list did not say
+    offered: bool | None = None  # the model is in the provider's list (None: no list)
     seconds: float = 0.0
     cost: float = 0.0
+    reachable: bool | None = None  # None: not checked (skipped)
+    exchange: str = NOT_TRIED  # "tool round trip ok", "1 s clip ok", "search ok", or why not
+    price: str = ""  # what the entry costs now, or "unknown"
 
     def row(self) -> str:
         state = {
             "works": "works",
             "error": "error",
-            "shuts_down": f"works, shuts down on {self.shutdown_date}",
+            "shuts_down": f"works, shuts down {self.shutdown_date}",
             "not_offered": "not offered to this key",
             "cannot_reach": "cannot reach",
             "skipped": "skipped",
         }[self.status]
-        return f"{self.name:<18} {self.kind:<8} {self.model[:34]:<34} {state:<32} {self.detail}"
+        listed = {True: "yes", False: "no", None: "-"}[self.offered]
+        return (
+            f"{self.name:<18} {self.kind:<7} {self.model[:26]:<26} {state:<28} {listed:<6} "
+            f"{self.exchange[:22]:<22} {self.price[:24]:<24} {self.detail}"
+        )
 
 
 def _short(settings: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -90,43 +120,78 @@ def _one_second() -> np.ndarray:
     return (0.1 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
 
 
-async def _smallest_call(
+@dataclass
+class _Turn:
+    text: str = ""
+    calls: list[ToolCallRequest] | None = None
+    cost: float = 0.0
+    raw: Any = None
+
+
+async def _turn(planner: Planner, messages: list[ChatMessage]) -> _Turn:
+    turn = _Turn(calls=[])
+    async for chunk in planner.stream_turn(messages, [CHECK_TOOL]):
+        if isinstance(chunk, TextDelta) and chunk.kind == "text":
+            turn.text += chunk.text
+        elif isinstance(chunk, ToolCallRequest):
+            turn.calls.append(chunk)  # type: ignore[union-attr]
+        elif isinstance(chunk, TurnEnd):
+            turn.cost, turn.raw = chunk.cost, chunk.raw
+    return turn
+
+
+async def round_trip(planner: Planner) -> tuple[float, str]:
+    """A tool call, its result sent back, an answer: what every run needs of a planner.
+    Returns the cost and what happened; a provider's refusal raises its error."""
+    messages = [ChatMessage("system", CHECK_SYSTEM), ChatMessage("user", CHECK_PROMPT)]
+    first = await _turn(planner, messages)
+    if not first.calls:
+        raise RemoteError(
+            "the model answered without calling the tool, so no tool result went back "
+            "(the round trip every run needs was not made)",
+            "no_tool_call",
+        )
+    messages.append(ChatMessage("assistant", first.text, tool_calls=first.calls, raw=first.raw))
+    messages += [
+        ChatMessage("tool", f"The check code is {CHECK_CODE}.", tool_call_id=c.id, name=c.name)
+        for c in first.calls
+    ]
+    second = await _turn(planner, messages)
+    if not second.text.strip() and not second.calls:
+        raise RemoteError("the model sent nothing after the tool result", "empty")
+    said = "" if CHECK_CODE in second.text else " (the answer did not repeat the code)"
+    return first.cost + second.cost, "tool round trip ok" + said
+
+
+async def _exchange(
     registry: Registry, kind: str, settings: Mapping[str, Any], config: ModelConfig
-) -> float:
-    """One short text turn (planner) or one second of audio (tool); returns its cost."""
+) -> tuple[float, str]:
+    """What a run does with the entry: the planner round trip, one second of audio for an
+    audio tool, one query for a web search. Returns its cost and what happened."""
     if kind == "planner":
-        planner = _planner(settings, config)
-        cost, text = 0.0, []
-        async for chunk in planner.stream_turn([ChatMessage("user", PLANNER_PROMPT)], []):
-            if isinstance(chunk, TextDelta) and chunk.kind == "text":
-                text.append(chunk.text)
-            elif isinstance(chunk, TurnEnd):
-                cost = chunk.cost
-        if not "".join(text).strip():
-            raise RemoteError("the model answered with no text", "empty")
-        return cost
-    tool = registry._remote_tool_for(settings, config)  # noqa: SLF001 - same package
+        return await round_trip(registry.remote_planner_for(dict(settings), config))
+    tool = registry.remote_tool_for(dict(settings), config)
     nowhere = Path("one-second.wav")  # remote tools read the samples, never the file
     audio = AudioRef("doctor", nowhere, nowhere, 1.0, "wav", 16_000, 1, "one second")
     ctx = ToolContext(audio=audio, samples=_one_second())
     interface = settings.get("interface", "audio_chat")
+    if interface == "web_search":
+        result = await tool(ctx, {"query": "audio", "max_results": 1})
+        return result.cost, "search ok"
     arguments = {} if interface == "transcription" else {"question": "What do you hear?"}
     result = await tool(ctx, arguments)
-    return result.cost
+    return result.cost, "1 s clip ok"
 
 
-def _planner(settings: Mapping[str, Any], config: ModelConfig):  # type: ignore[no-untyped-def]
-    if config.provider == "gemini":
-        from agent.planners.gemini import GeminiPlanner
-
-        return GeminiPlanner(config)
-    if settings.get("api") == "responses":
-        from agent.planners.openai_responses import OpenAIResponsesPlanner
-
-        return OpenAIResponsesPlanner(config)
-    from agent.planners.openai_compat import OpenAICompatPlanner
-
-    return OpenAICompatPlanner(config)
+def price_text(settings: Mapping[str, Any], config: ModelConfig) -> str:
+    """What the entry costs now, in one short phrase."""
+    prices = config.prices
+    if not prices.known:  # self-hosted servers and DuckDuckGo cost nothing here
+        free = settings.get("base_url_env") or settings.get("provider") == "ddgs"
+        return "free here" if free else "unknown"
+    if prices.per_audio_minute and not prices.input_per_mtok:
+        return f"${prices.per_audio_minute:g}/audio min"
+    return f"${prices.input_per_mtok:g}/${prices.output_per_mtok:g} per MTok"
 
 
 def _status_of(exc: BaseException) -> tuple[str, str]:
@@ -142,30 +207,38 @@ def _status_of(exc: BaseException) -> tuple[str, str]:
 async def check_entry(
     registry: Registry, kind: str, settings: Mapping[str, Any], timeout_s: float
 ) -> Check:
-    name, model = settings["name"], str(settings.get("model", ""))
+    name, model = settings["name"], str(settings.get("model", "") or settings.get("provider"))
     config = ModelConfig.from_entry(_short(settings, timeout_s), registry.env)
     check = Check(name=name, kind=kind, model=model, status="works")
+    check.price = price_text(settings, config)
     begun = time.monotonic()
-    try:
-        listed = await asyncio.wait_for(_listed_models(config), timeout_s)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes the entry's row
-        listed = None  # some servers list no models; the call below still tells
-        status, detail = _classified(exc, config)
-        if status == "cannot_reach" or _is_auth(exc, config):
-            check.status, check.detail = status, detail
-            check.seconds = round(time.monotonic() - begun, 2)
-            return check
-    if listed is not None and listed:
+    listed = None
+    if settings.get("interface") != "web_search":  # a search service lists no models
+        try:
+            listed = await asyncio.wait_for(_listed_models(config), timeout_s)
+            check.reachable = True
+        except Exception as exc:  # noqa: BLE001 - every failure becomes the entry's row
+            # some servers list no models; the exchange below still tells
+            status, detail = _classified(exc, config)
+            check.reachable = status != "cannot_reach"
+            if status == "cannot_reach" or _is_auth(exc, config):
+                check.status, check.detail = status, detail
+                check.seconds = round(time.monotonic() - begun, 2)
+                return check
+    if listed:
         check.offered = model in listed
         check.shutdown_date = listed.get(model)
     try:
-        check.cost = await asyncio.wait_for(
-            _smallest_call(registry, kind, settings, config), timeout_s * 2
+        check.cost, check.exchange = await asyncio.wait_for(
+            _exchange(registry, kind, settings, config), timeout_s * 3
         )
+        check.reachable = True
     except TimeoutError:
-        check.status, check.detail = "cannot_reach", f"no answer within {timeout_s * 2:.0f} s"
+        check.status, check.detail = "cannot_reach", f"no answer within {timeout_s * 3:.0f} s"
     except Exception as exc:  # noqa: BLE001 - every failure becomes the entry's row
         check.status, check.detail = _status_of(exc)
+        check.reachable = check.status != "cannot_reach"
+        check.exchange = "failed" if check.reachable else NOT_TRIED
     if check.status == "works" and check.offered is False:
         check.status = "not_offered"
         check.detail = f"the provider's model list for this key has no '{model}'"
@@ -175,6 +248,9 @@ async def check_entry(
         check.status = "shuts_down"
         left = (date.fromisoformat(check.shutdown_date) - date.today()).days
         check.detail = f"{left} days left; pick its replacement in config/models.toml"
+    if check.status in ("works", "shuts_down"):  # what was checked, for the UI's list too
+        done = [check.exchange, f"price {check.price}" if check.price else ""]
+        check.detail = "; ".join(part for part in [*done, check.detail] if part)
     check.seconds = round(time.monotonic() - begun, 2)
     return check
 
@@ -220,7 +296,10 @@ async def run_checks(
 
 
 def table(checks: list[Check]) -> str:
-    head = f"{'entry':<18} {'kind':<8} {'model':<34} {'state':<32} detail"
+    head = (
+        f"{'entry':<18} {'kind':<7} {'model':<26} {'state':<28} {'listed':<6} "
+        f"{'exchange':<22} {'price':<24} detail"
+    )
     return "\n".join([head, "-" * len(head), *(c.row() for c in checks)])
 
 

@@ -25,15 +25,23 @@ class EventBase(BaseModel):
 
 
 class Usage(BaseModel):
-    input_tokens: int = 0
+    input_tokens: int = Field(default=0, description="all input tokens, cache reads included")
     output_tokens: int = 0
     audio_seconds: float = 0.0
+    cache_read_tokens: int = Field(
+        default=0, description="input tokens served from the provider's cache (own price)"
+    )
+    reported: bool = Field(
+        default=True, description="false: the provider sent no token counts for this call"
+    )
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             audio_seconds=self.audio_seconds + other.audio_seconds,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            reported=self.reported and other.reported,
         )
 
 
@@ -67,6 +75,11 @@ class Thought(EventBase):
     step: str | None = None
     usage: Usage = Field(default_factory=Usage)
     cost: float = 0.0
+    notice: str = Field(
+        default="",
+        description="what the provider changed about this turn and why (e.g. no reasoning "
+        "summary: the organisation is not verified)",
+    )
 
 
 class ToolCall(EventBase):
@@ -122,6 +135,11 @@ class Answer(EventBase):
     guess: bool = Field(
         default=False, description="the evidence could not decide; this is the best guess"
     )
+    without_tools: bool = Field(
+        default=False,
+        description="the planner answered without a single tool call: a text-only guess, "
+        "not evidence from the audio",
+    )
 
 
 class Queued(EventBase):
@@ -143,6 +161,9 @@ class RunFinished(EventBase):
     status: Literal["ok", "forced", "degraded", "cancelled"] = "ok"
     degraded_tools: list[str] = Field(
         default_factory=list, description="tools that failed or timed out (status degraded)"
+    )
+    tokens_reported: bool = Field(
+        default=True, description="false: some call's provider sent no token counts"
     )
 
 

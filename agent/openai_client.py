@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import openai
 
+from agent.events import Usage
 from agent.remote import ModelConfig, RemoteError, RetryPolicy, host_of, redact
 
 NO_KEY = "EMPTY"  # self-hosted servers (vLLM, Ollama) accept any key
@@ -121,6 +122,71 @@ def refuses_streaming(exc: BaseException) -> bool:
     return "stream" in (exc.message or "").lower() and "verif" in (exc.message or "").lower()
 
 
+def _upstream(error: Any) -> str:
+    """The provider's own message inside a gateway's wrapper: OpenRouter answers "Provider
+    returned error" with the provider's body as a string in ``metadata.raw``
+    (https://github.com/endolith/open-interpreter/issues/215)."""
+    metadata = error.get("metadata") if isinstance(error, dict) else None
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if not isinstance(raw, str):
+        return ""
+    try:
+        inner = json.loads(raw)
+    except ValueError:
+        return raw[:300]
+    found = inner.get("error", inner) if isinstance(inner, dict) else inner
+    message = found.get("message") if isinstance(found, dict) else found
+    provider = metadata.get("provider_name") or "the provider"
+    return f"{provider} answered: {message}" if message else ""
+
+
+def _error_fields(exc: BaseException) -> dict[str, Any]:
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def refuses_reasoning_summary(exc: BaseException) -> bool:
+    """OpenAI's 400 for organisations that are not verified to receive reasoning summaries
+    (``param: reasoning.summary``): "Your organization must be verified to generate
+    reasoning summaries." https://github.com/continuedev/continue/issues/9854"""
+    if not isinstance(exc, openai.BadRequestError):
+        return False
+    if _error_fields(exc).get("param") == "reasoning.summary":
+        return True
+    message = (exc.message or "").lower()
+    return "reasoning summar" in message and "verif" in message
+
+
+def cached_tokens(usage: Any) -> int:
+    """Input tokens served from the provider's cache, however the provider reports them:
+    ``prompt_tokens_details.cached_tokens`` (OpenAI, OpenRouter, Moonshot),
+    ``input_tokens_details.cached_tokens`` (Responses), ``prompt_cache_hit_tokens``
+    (DeepSeek), ``cached_tokens`` (older Moonshot)."""
+    for name in ("prompt_tokens_details", "input_tokens_details"):
+        details = getattr(usage, name, None)
+        value = getattr(details, "cached_tokens", None) if details is not None else None
+        if value:
+            return int(value)
+    extra = getattr(usage, "model_extra", None) or {}
+    for name in ("prompt_cache_hit_tokens", "cached_tokens"):
+        if extra.get(name):
+            return int(extra[name])
+    return 0
+
+
+def chat_usage(usage: Any) -> Usage:
+    """A Chat Completions ``usage`` object in our terms; None (a server that sent no
+    counts) is marked as not reported rather than shown as 0 tokens."""
+    if usage is None:
+        return Usage(reported=False)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached_tokens(usage),
+    )
+
+
 def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
     """Turn an SDK exception into one clear sentence that names the entry and what to do.
 
@@ -143,6 +209,12 @@ def classify_error(exc: BaseException, config: ModelConfig) -> RemoteError:
             f"'{name}': the key in {key_var} may not use {config.model} at {where} (403): {detail}",
             kind="auth",
         )
+    if (
+        isinstance(exc, openai.NotFoundError)
+        and code != "model_not_found"
+        and ("model" not in detail.lower())
+    ):  # a 404 about something else, e.g. "Item with id 'rs_…' not found" (store: false)
+        return RemoteError(f"'{name}': {where} answered 404: {detail}", kind="http_404")
     if isinstance(exc, openai.NotFoundError):
         return RemoteError(
             f"'{name}': {where} does not offer the model '{config.model}' (404); pick a "
@@ -202,6 +274,9 @@ def _detail(exc: BaseException) -> str:
             message = body.get("message") or (
                 error.get("message") if isinstance(error, dict) else error
             )
+            upstream = _upstream(error)
+            if upstream:
+                return upstream
             if message:
                 return str(message)
         if isinstance(body, (list, str)):

@@ -11,15 +11,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent.answer import Similarity
+from agent.network import offline_reason
 from agent.planners.base import Planner
 from agent.remote import ModelConfig
 from agent.strategies import STRATEGY_LABELS
 from agent.tools.base import Tool
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
+# The bundled offline tools (the players of `python -m bench analyse attribution`).
+LOCAL_TOOLS = ("transcribe", "speech_activity", "sound_events", "music_analysis", "signal_stats",
+               "speakers", "clip")  # fmt: skip
 # Providers whose adapters exist in this version; others are listed but not selectable.
-IMPLEMENTED_PROVIDERS = {"local", "openai", "openai_compatible", "gemini"}
-TOOL_INTERFACES = {"audio_chat", "transcription", "gemini_audio"}
+IMPLEMENTED_PROVIDERS = {"local", "openai", "openai_compatible", "gemini", "ddgs", "tavily"}
+TOOL_INTERFACES = {"audio_chat", "transcription", "gemini_audio", "web_search"}
+# The package each search provider needs (import name, pip name).
+SEARCH_PACKAGES = {"ddgs": ("ddgs", "ddgs"), "tavily": ("tavily", "tavily-python")}
 
 
 class UnavailableError(LookupError):
@@ -53,7 +59,13 @@ class CatalogueEntry:
             "local": self.local,
             "checked": self.settings.get("checked"),
             "source": self.settings.get("source"),
+            # offered, but not among the tools a new question starts with (web search)
+            "default_selected": self.default_selected,
         }
+
+    @property
+    def default_selected(self) -> bool:
+        return bool(self.settings.get("default_selected", True))
 
 
 def _local_tool_factories() -> dict[str, Callable[[], Tool]]:
@@ -183,17 +195,34 @@ class Registry:
                 return False, f"unknown interface '{interface}'"
         if entry.provider == "gemini" and importlib.util.find_spec("google.genai") is None:
             return False, "install google-genai"
+        if entry.settings.get("interface") == "web_search":
+            return self._search_availability(entry)
         return True, None
 
+    def _search_availability(self, entry: CatalogueEntry) -> tuple[bool, str | None]:
+        """A web search needs its package and a network to reach the search service."""
+        from agent.tools.web_search import SEARCH_HOSTS
+
+        module, package = SEARCH_PACKAGES.get(entry.provider, (entry.provider, entry.provider))
+        if importlib.util.find_spec(module) is None:
+            return False, f"install {package} (see requirements.txt)"
+        host = SEARCH_HOSTS.get(entry.provider, "")
+        reason = offline_reason(host, self.env) if host else None
+        return (False, reason) if reason else (True, None)
+
     def _remote_tool(self, entry: CatalogueEntry) -> Tool:
-        return self._remote_tool_for(
+        return self.remote_tool_for(
             entry.settings, ModelConfig.from_entry(entry.settings, self.env)
         )
 
-    def _remote_tool_for(self, settings: dict[str, Any], config: ModelConfig) -> Tool:
+    def remote_tool_for(self, settings: dict[str, Any], config: ModelConfig) -> Tool:
         """The adapter for a remote tool entry, built from ``config`` (the doctor passes one
         with a short timeout and no retries)."""
         interface = settings.get("interface", "audio_chat")
+        if interface == "web_search":
+            from agent.tools.web_search import web_search_tool
+
+            return web_search_tool(config)
         if interface == "gemini_audio" or config.provider == "gemini":
             from agent.tools.gemini_audio import GeminiAudioTool
 
@@ -249,7 +278,9 @@ class Registry:
         return available[0]
 
     def default_tools(self) -> list[str]:
-        return [e.name for e in self.entries("tool") if e.available]
+        """The available tools a question uses when none are named (not web search: it
+        sends the planner's query out, so it is used only when picked)."""
+        return [e.name for e in self.entries("tool") if e.available and e.default_selected]
 
     # -- construction ------------------------------------------------------------------------
     def _entry(self, kind: Literal["planner", "tool"], name: str) -> CatalogueEntry:
@@ -269,20 +300,27 @@ class Registry:
             from agent.planners.offline import OfflinePlanner
 
             planner: Planner = OfflinePlanner(similarity=self.similarity)
-        elif entry.provider == "gemini":
-            from agent.planners.gemini import GeminiPlanner
-
-            planner = GeminiPlanner(ModelConfig.from_entry(entry.settings, self.env))
-        elif entry.settings.get("api") == "responses":
-            from agent.planners.openai_responses import OpenAIResponsesPlanner
-
-            planner = OpenAIResponsesPlanner(ModelConfig.from_entry(entry.settings, self.env))
         else:
-            from agent.planners.openai_compat import OpenAICompatPlanner
-
-            planner = OpenAICompatPlanner(ModelConfig.from_entry(entry.settings, self.env))
+            planner = self.remote_planner_for(
+                entry.settings, ModelConfig.from_entry(entry.settings, self.env)
+            )
         self._planners[name] = planner
         return planner
+
+    def remote_planner_for(self, settings: dict[str, Any], config: ModelConfig) -> Planner:
+        """The adapter for a remote planner entry, built from ``config`` (the doctor passes
+        one with a short timeout and no retries)."""
+        if config.provider == "gemini":
+            from agent.planners.gemini import GeminiPlanner
+
+            return GeminiPlanner(config)
+        if settings.get("api") == "responses":
+            from agent.planners.openai_responses import OpenAIResponsesPlanner
+
+            return OpenAIResponsesPlanner(config)
+        from agent.planners.openai_compat import OpenAICompatPlanner
+
+        return OpenAICompatPlanner(config)
 
     def tools(self, names: list[str] | None = None) -> list[Tool]:
         chosen = self.default_tools() if names is None else names

@@ -1,4 +1,5 @@
-"""What every remote model adapter shares: its configuration, prices, keys and retries.
+"""What every remote model adapter shares: its configuration, prices (``agent.prices``),
+keys and retries.
 
 Keys come from the environment only. They are never stored, logged, put into an event
 or an error message: ``redact`` removes them from any text that leaves an adapter. A
@@ -12,115 +13,11 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote, urlparse, urlsplit, urlunsplit
 
-from agent.events import Usage
-
-
-@dataclass(frozen=True)
-class Prices:
-    """US dollars. Per million tokens, per minute of audio, per request."""
-
-    input_per_mtok: float = 0.0
-    output_per_mtok: float = 0.0
-    audio_input_per_mtok: float = 0.0
-    per_audio_minute: float = 0.0
-    per_request: float = 0.0
-
-    source: str = "none"  # "genai-prices", "catalogue", "genai-prices + catalogue" or "none"
-
-    @classmethod
-    def from_config(cls, raw: Mapping[str, Any] | None) -> Prices:
-        raw = raw or {}
-        return cls(
-            **{
-                k: float(v)
-                for k, v in raw.items()
-                if k in cls.__dataclass_fields__ and k != "source"
-            },
-            source="catalogue" if raw else "none",
-        )
-
-    @classmethod
-    def for_entry(cls, raw: Mapping[str, Any], when: datetime | None = None) -> Prices:
-        """Prices from the ``genai-prices`` library where it knows the model (``price_ref``
-        or provider + model), with the catalogue's ``prices`` table overriding field by field
-        only what it sets (what the library does not know, e.g. an audio-token price)."""
-        library = library_prices(raw, when)
-        overrides = {
-            k: float(v)
-            for k, v in (raw.get("prices") or {}).items()
-            if k in cls.__dataclass_fields__ and k != "source"
-        }
-        if library is None:
-            return cls.from_config(raw.get("prices"))
-        if not overrides:
-            return library
-        return replace(library, **overrides, source="genai-prices + catalogue")
-
-    def cost(self, usage: Usage, *, audio_tokens: int = 0, requests: int = 1) -> float:
-        text_input = max(0, usage.input_tokens - audio_tokens)
-        # With no separate audio price, audio tokens cost what other input tokens cost
-        # (Gemini 3.x Flash has one input price for every modality).
-        audio_price = self.audio_input_per_mtok or self.input_per_mtok
-        return round(
-            text_input * self.input_per_mtok / 1e6
-            + audio_tokens * audio_price / 1e6
-            + usage.output_tokens * self.output_per_mtok / 1e6
-            + usage.audio_seconds / 60 * self.per_audio_minute
-            + requests * self.per_request,
-            8,
-        )
-
-
-# The catalogue's provider names as genai-prices knows them.
-PRICE_PROVIDERS = {"openai": "openai", "gemini": "google"}
-
-
-def library_prices(raw: Mapping[str, Any], when: datetime | None = None) -> Prices | None:
-    """What ``genai-prices`` says the entry's model costs now, or None if it does not know.
-
-    ``price_ref = "provider:model"`` names the library's entry (needed for OpenAI-compatible
-    servers such as DeepSeek's); otherwise OpenAI and Gemini entries are looked up by model.
-    Tiered prices (long prompts) use their base tier.
-    """
-    ref = raw.get("price_ref")
-    if ref is False or raw.get("provider") == "local":
-        return None
-    if ref:
-        provider_id, _, model_id = str(ref).partition(":")
-    else:
-        provider_id = PRICE_PROVIDERS.get(str(raw.get("provider")), "")
-        model_id = str(raw.get("model") or "")
-    if not provider_id or not model_id:
-        return None
-    try:
-        from genai_prices import data_snapshot
-    except ImportError:  # pragma: no cover - it is in requirements.txt
-        return None
-    try:
-        _, model = data_snapshot.get_snapshot().find_provider_model(
-            model_id, None, provider_id, None
-        )
-    except LookupError:
-        return None
-    price = model.get_prices(when or datetime.now(UTC))
-
-    def per(name: str) -> float:
-        value = getattr(price, name, None)
-        value = getattr(value, "base", value)  # TieredPrices: the base tier
-        return float(value) if value is not None else 0.0
-
-    return Prices(
-        input_per_mtok=per("input_mtok"),
-        output_per_mtok=per("output_mtok"),
-        audio_input_per_mtok=per("input_audio_mtok"),
-        per_audio_minute=per("input_audio_hours") / 60 or per("audio_hours") / 60,
-        source="genai-prices",
-    )
+from agent.prices import Prices
 
 
 @dataclass(frozen=True)
@@ -218,6 +115,20 @@ class ModelConfig:
     @property
     def audio_formats(self) -> list[str]:
         return [str(f) for f in self.options.get("audio_formats", ["wav"])]
+
+    @property
+    def thinking(self) -> bool:
+        """The model reasons before it answers and needs its reasoning back next to its own
+        tool calls (DeepSeek, Kimi K2, Qwen3 behind vLLM's reasoning parser)."""
+        return bool(self.options.get("thinking", False))
+
+    @property
+    def reasoning_field(self) -> str | None:
+        """The message field an OpenAI-compatible server takes the reasoning back in
+        (``reasoning_content``, ``reasoning`` or ``reasoning_details``); None: the field it
+        came in."""
+        value = self.options.get("reasoning_field")
+        return str(value) if value else None
 
     def budget_s(self) -> float:
         """How long one call may take with all its retries: the tool timeout must exceed it."""

@@ -70,6 +70,7 @@ async def run_question(
             # a tool failed or timed out: the answer may lack its evidence, never "ok"
             status="degraded" if ctx.failed_tools else "forced" if ctx.answer.forced else "ok",
             degraded_tools=list(dict.fromkeys(ctx.failed_tools)),
+            tokens_reported=ctx.totals.usage.reported,
         )
     except PlannerError as exc:
         yield ctx.emit(ev.RunFailed, kind=exc.kind, message=str(exc))

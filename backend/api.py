@@ -12,10 +12,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from agent.events import RunFailed
+from agent.events import TERMINAL_TYPES, RunFailed
+from backend import faults
 from backend.auth import current_owner
+from backend.clients import client_address
 from backend.errors import ServiceError
 from backend.limits import Text, check_title, validation_error_response
+from backend.security import audio_response
 from backend.service import AgentService, AskRequest
 from storage.schemas import AudioInfo, ConversationInfo
 
@@ -132,7 +135,7 @@ def build_router(service: AgentService) -> APIRouter:
             "messages": [
                 {
                     **view.message.model_dump(mode="json"),
-                    "runs": [run.info.model_dump(mode="json") for run in view.runs],
+                    "runs": [run.info.public() for run in view.runs],
                 }
                 for view in views
             ],
@@ -182,7 +185,7 @@ def build_router(service: AgentService) -> APIRouter:
     @router.get("/audio/{audio_id}")
     def audio_file(audio_id: str, owner: str = Depends(current_owner)) -> FileResponse:
         info = service.audio_or_404(audio_id, owner=owner)
-        return FileResponse(info.original_path, filename=info.name or None)
+        return audio_response(info, info.name)
 
     @router.get("/audio/{audio_id}/info")
     def audio_info(audio_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
@@ -190,13 +193,20 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.post("/conversations/{conversation_id}/ask")
     async def ask(
-        conversation_id: str, body: AskBody, owner: str = Depends(current_owner)
+        conversation_id: str,
+        body: AskBody,
+        http: Request,
+        owner: str = Depends(current_owner),
     ) -> StreamingResponse:
         """Start a run (it belongs to the server) and follow it as server-sent events. A
         client that goes away stops following; ``GET /api/runs/{id}/events?after=SEQ``
         picks it up again."""
         request, _ = await asyncio.to_thread(
-            service.prepare, conversation_id, body.to_request(), owner=owner
+            service.prepare,
+            conversation_id,
+            body.to_request(),
+            owner=owner,
+            address=client_address(http.scope),
         )  # off the event loop: it reads and writes the database
         run_ids = service.start_runs(conversation_id, [request], owner=owner)
         return StreamingResponse(
@@ -207,7 +217,10 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.post("/conversations/{conversation_id}/compare")
     async def compare(
-        conversation_id: str, body: CompareBody, owner: str = Depends(current_owner)
+        conversation_id: str,
+        body: CompareBody,
+        http: Request,
+        owner: str = Depends(current_owner),
     ) -> StreamingResponse:
         """Several planners/strategies on one question at once; events of all runs interleave
         (each carries its run_id); a final ``summary`` event compares their answers."""
@@ -217,6 +230,7 @@ def build_router(service: AgentService) -> APIRouter:
             body.to_request(),
             [(c.planner, c.strategy) for c in body.contenders],
             owner=owner,
+            address=client_address(http.scope),
         )
         run_ids = service.start_runs(conversation_id, requests, owner=owner)
 
@@ -240,7 +254,7 @@ def build_router(service: AgentService) -> APIRouter:
     def run(run_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
         info = service.run_or_404(run_id, owner=owner)
         return {
-            "run": info.model_dump(mode="json"),
+            "run": info.public(),
             "events": [e.model_dump(mode="json") for e in service.store.run_events(run_id)],
         }
 
@@ -281,6 +295,12 @@ def build_router(service: AgentService) -> APIRouter:
     return router
 
 
+STREAM_CUT = (
+    "The run's events stopped before its end: the server process running it stopped or "
+    "stalled. Reload the conversation to see how it stands."
+)
+
+
 async def follow_sse(
     service: AgentService,
     run_ids: list[str],
@@ -288,20 +308,33 @@ async def follow_sse(
     after: int = 0,
     with_ids: bool = True,
 ) -> AsyncIterator[str]:
-    """Server-sent events of runs being followed (``id`` = seq when ``with_ids``)."""
+    """Server-sent events of runs being followed (``id`` = seq when ``with_ids``). Every
+    stream ends with each run's terminal event: when the run manager could not give one (a
+    fault, a stalled process), a ``run_failed`` that says so."""
     last: dict[str, int] = {}
+    ended: set[str] = set()
+
+    def frame(event: RunFailed) -> str:
+        return sse_frame(event.type, event.model_dump_json(), event.seq if with_ids else None)
+
     try:
         async for event in service.follow(run_ids, after):
             last[event.run_id] = event.seq
+            if event.type in TERMINAL_TYPES:
+                ended.add(event.run_id)
             yield sse_frame(event.type, event.model_dump_json(), event.seq if with_ids else None)
     except Exception as exc:  # the run itself is stored by the manager; tell the client
-        failed = RunFailed(
-            run_id=run_ids[0],
-            seq=last.get(run_ids[0], after) + 1,
-            kind="internal_error",
-            message=f"{type(exc).__name__}: {exc}",
-        )
-        yield sse_frame(failed.type, failed.model_dump_json(), failed.seq if with_ids else None)
+        fault = faults.describe(exc)
+        for run_id in [r for r in run_ids if r not in ended]:
+            seq = last.get(run_id, after) + 1
+            yield frame(RunFailed(run_id=run_id, seq=seq, kind=fault.kind, message=fault.message))
+        return
+    for run_id in [r for r in run_ids if r not in ended]:
+        info = await asyncio.to_thread(service.store.get_run, run_id)
+        if info is not None and info.status != "running":
+            continue  # its end is stored (before ``after``, or sent another way)
+        seq = last.get(run_id, after) + 1
+        yield frame(RunFailed(run_id=run_id, seq=seq, kind="interrupted", message=STREAM_CUT))
 
 
 def install(app: FastAPI, service: AgentService) -> None:
@@ -311,6 +344,7 @@ def install(app: FastAPI, service: AgentService) -> None:
     app.include_router(sharing.build_router(service))
 
     app.add_exception_handler(RequestValidationError, validation_error_response)
+    faults.install(app)  # a full disk, a database error, a bug: JSON, never plain text
 
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:

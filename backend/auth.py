@@ -12,49 +12,47 @@ before any route or the Gradio app sees it, and puts it in the ASGI scope:
   (``visitor:<32 hex>``) in a signed, HttpOnly, SameSite=Lax cookie on the first response,
   whatever the route; the page and the API share it. The signing secret is
   ``AUDIO_AGENT_SECRET`` or, when unset, one generated once and kept in
-  ``<data dir>/secret_key`` (mode 0600), so ids survive restarts.
+  ``<data dir>/secret_key`` (mode 0600), so ids survive restarts. Dropping the cookie makes a
+  new visitor, so new visitors that send anything (POST, PUT, PATCH, DELETE) are limited per
+  client address (``AUDIO_AGENT_NEW_VISITORS_PER_HOUR``; 429 past it: reading still works).
 - Login (``AUDIO_AGENT_USERS`` set): the owner is ``user:<name>``, from the login cookie
-  (``/login``) or an API bearer token (``POST /api/token``). Without either, pages redirect to
-  ``/login`` and everything else gets 401; only ``/login``, ``/logout``, ``/api/token`` and
-  ``/api/health`` are open.
+  (``/login``) or an API bearer token (``POST /api/token``). Each cookie and token names a
+  row of the ``sessions`` table, so logging out revokes it on the server
+  (``backend.login``); a changed password ends them too. The users file is read again when
+  it changes. Without a login, pages redirect to ``/login`` and everything else gets 401;
+  only ``/login``, ``/logout``, ``/api/token`` and ``/api/health`` are open.
 
 Passwords: ``python -m backend.auth hash`` prints a ``user:scrypt$...`` line for the users
-file; plain ``user:password`` lines work too (for a quick private demo).
+file (``backend.passwords``); plain ``user:password`` lines work too (for a quick private
+demo).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import html
+import asyncio
+import json
 import logging
-import os
-import secrets
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
-from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import quote, urlsplit
 
 from fastapi import HTTPException, Request
-from itsdangerous import BadSignature, URLSafeTimedSerializer
-from pydantic import BaseModel, Field
 
-from backend.hf_oauth import SESSION_COOKIE, HfSessions
+from backend.clients import ClientDirectory, client_address, wait_text
+from backend.hf_oauth import SESSION_COOKIE
+from backend.identity import Identity
+from backend.passwords import hash_password
 from storage.models import DEFAULT_OWNER
 
 log = logging.getLogger("audio_agent.auth")
 
 OWNER_COOKIE = "audio_agent_owner"
 SCOPE_KEY = "audio_agent.owner"
-VISITOR_PREFIX = "visitor:"
-USER_PREFIX = "user:"
-SECRET_FILE = "secret_key"
 VISITOR_COOKIE_DAYS = 400  # the longest a browser keeps a cookie
 OPEN_PATHS = ("/login", "/logout", "/api/token", "/api/health")
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -97,6 +95,12 @@ def gradio_user(request: Request) -> str | None:
     return request.scope.get(SCOPE_KEY)
 
 
+def scope_owner(scope: MutableMapping[str, Any]) -> str | None:
+    """The owner the middleware found for an ASGI scope; None when login is required and
+    missing; the local owner when the middleware is not installed."""
+    return scope.get(SCOPE_KEY, DEFAULT_OWNER)
+
+
 def _scope_owner(scope: Scope) -> str:
     if SCOPE_KEY not in scope:
         # The middleware is not installed: an app built without ``install`` (unit tests of
@@ -108,193 +112,22 @@ def _scope_owner(scope: Scope) -> str:
     return str(owner)
 
 
-# ------------------------------------------------------------------------------ passwords
-
-
-def hash_password(password: str, *, n: int = 2**14, r: int = 8, p: int = 1) -> str:
-    """``scrypt$n$r$p$salt$hash`` (salt and hash in URL-safe base64)."""
-    salt = secrets.token_bytes(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=32)
-    return f"scrypt${n}${r}${p}${_b64(salt)}${_b64(digest)}"
-
-
-def verify_password(password: str, spec: str) -> bool:
-    """Check ``password`` against a users-file entry: a scrypt or pbkdf2_sha256 hash, or
-    (anything else) the password itself."""
-    parts = spec.split("$")
-    try:
-        if parts[0] == "scrypt" and len(parts) == 6:
-            n, r, p = int(parts[1]), int(parts[2]), int(parts[3])
-            salt, want = _unb64(parts[4]), _unb64(parts[5])
-            got = hashlib.scrypt(
-                password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(want), maxmem=2**27
-            )
-            return hmac.compare_digest(got, want)
-        if parts[0] == "pbkdf2_sha256" and len(parts) == 4:
-            rounds, salt, want = int(parts[1]), _unb64(parts[2]), _unb64(parts[3])
-            got = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, rounds, len(want))
-            return hmac.compare_digest(got, want)
-    except (ValueError, TypeError):
-        return False
-    return hmac.compare_digest(password.encode(), spec.encode())
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def parse_users(value: str) -> dict[str, str]:
-    """``AUDIO_AGENT_USERS``: a path to a file of ``user:password-or-hash`` lines, or such
-    pairs inline, separated by newlines or commas. Blank lines and ``#`` comments skipped."""
-    path = Path(value).expanduser()
-    text = path.read_text() if path.is_file() else value.replace(",", "\n")
-    users: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, sep, spec = line.partition(":")
-        if not sep or not name.strip() or not spec:
-            raise ValueError(
-                f"AUDIO_AGENT_USERS line {number}: expected 'user:password' or 'user:<hash>'."
-            )
-        users[name.strip()] = spec.strip()
-    if not users:
-        raise ValueError("AUDIO_AGENT_USERS names no users.")
-    return users
-
-
-# ------------------------------------------------------------------------------ identity
-
-
-def load_secret(data_dir: Path) -> str:
-    """``AUDIO_AGENT_SECRET``, else the secret kept in the data directory (made once, 0600)."""
-    from_env = os.environ.get("AUDIO_AGENT_SECRET", "").strip()
-    if from_env:
-        return from_env
-    data_dir.mkdir(parents=True, exist_ok=True)
-    path = data_dir / SECRET_FILE
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        secret = path.read_text().strip()
-        if secret:
-            return secret
-        raise RuntimeError(f"{path} is empty; delete it to make a new secret.") from None
-    with os.fdopen(fd, "w") as out:
-        out.write(secrets.token_urlsafe(48))
-    return path.read_text().strip()
-
-
-@dataclass
-class Identity:
-    """Signs and reads owner cookies and API tokens."""
-
-    secret: str
-    users: dict[str, str] | None = None  # None: anonymous visitors; else login required
-    token_days: float = 30.0
-    session_days: float = 30.0
-    root_path: str = ""
-    embedded: bool = False  # cookies for a cross-site iframe (set_cookie_header)
-    hf: HfSessions | None = None  # sign-in with Hugging Face on a Space (backend.hf_oauth)
-    _cookies: URLSafeTimedSerializer = field(init=False, repr=False)
-    _tokens: URLSafeTimedSerializer = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._cookies = URLSafeTimedSerializer(self.secret, salt="audio-agent-owner")
-        self._tokens = URLSafeTimedSerializer(self.secret, salt="audio-agent-api-token")
-
-    @property
-    def login_required(self) -> bool:
-        return self.users is not None
-
-    def _fingerprint(self, user: str) -> str:
-        """Changes when the user's password entry changes (old cookies and tokens stop working)."""
-        spec = (self.users or {}).get(user, "")
-        return hmac.new(self.secret.encode(), f"{user}\0{spec}".encode(), "sha256").hexdigest()[:16]
-
-    # -- cookies
-    def new_visitor(self) -> str:
-        return VISITOR_PREFIX + secrets.token_hex(16)
-
-    def cookie_for(self, owner: str) -> str:
-        payload: dict[str, str] = {"o": owner}
-        if owner.startswith(USER_PREFIX):
-            payload["f"] = self._fingerprint(owner[len(USER_PREFIX) :])
-        return self._cookies.dumps(payload)
-
-    def owner_from_cookie(self, value: str | None) -> str | None:
-        if not value:
-            return None
-        try:
-            payload = self._cookies.loads(value)
-        except BadSignature:
-            return None
-        owner = payload.get("o") if isinstance(payload, dict) else None
-        if not isinstance(owner, str):
-            return None
-        if self.users is None:
-            return owner if owner.startswith(VISITOR_PREFIX) else None
-        if not owner.startswith(USER_PREFIX):
-            return None
-        try:  # a login cookie expires
-            self._cookies.loads(value, max_age=self.session_days * 86400)
-        except BadSignature:
-            return None
-        return self._user_owner(owner[len(USER_PREFIX) :], payload.get("f"))
-
-    # -- login and tokens
-    def login(self, user: str, password: str) -> str | None:
-        """The owner id of a correct user/password pair, else None."""
-        spec = (self.users or {}).get(user)
-        if spec is None:
-            verify_password(password, hash_password("x", n=2**14))  # same time either way
-            return None
-        return USER_PREFIX + user if verify_password(password, spec) else None
-
-    def token_for(self, owner: str) -> str:
-        user = owner[len(USER_PREFIX) :]
-        return self._tokens.dumps({"u": user, "f": self._fingerprint(user)})
-
-    def owner_from_token(self, token: str) -> str | None:
-        try:
-            payload = self._tokens.loads(token, max_age=self.token_days * 86400)
-        except BadSignature:
-            return None
-        if not isinstance(payload, dict) or not isinstance(payload.get("u"), str):
-            return None
-        return self._user_owner(payload["u"], payload.get("f"))
-
-    def _user_owner(self, user: str, fingerprint: Any) -> str | None:
-        if self.users is None or user not in self.users:
-            return None
-        if not isinstance(fingerprint, str) or not hmac.compare_digest(
-            fingerprint, self._fingerprint(user)
-        ):
-            return None
-        return USER_PREFIX + user
-
-
 # ------------------------------------------------------------------------------ middleware
 
 
 class IdentityMiddleware:
     """Resolves the owner of each HTTP request into ``scope[SCOPE_KEY]`` (pure ASGI, so
-    streamed responses such as SSE pass through untouched)."""
+    streamed responses such as SSE pass through untouched), and remembers each owner's
+    client address (``clients``)."""
 
-    def __init__(self, app: ASGIApp, identity: Identity) -> None:
+    def __init__(
+        self, app: ASGIApp, identity: Identity, clients: ClientDirectory | None = None
+    ) -> None:
         self.app = app
         self.identity = identity
+        self.clients = clients
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    def _resolve(self, headers: dict[str, str]) -> str | None:
         identity = self.identity
         owner: str | None = None
         authorization = headers.get("authorization", "")
@@ -304,11 +137,35 @@ class IdentityMiddleware:
             owner = identity.hf.owner(_cookie(headers, SESSION_COOKIE))
         if owner is None:
             owner = identity.owner_from_cookie(_cookie(headers, OWNER_COOKIE))
+        return owner
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        identity = self.identity
+        if identity.login_required and (
+            "authorization" in headers or OWNER_COOKIE in headers.get("cookie", "")
+        ):  # a session lookup may read the database: not on the event loop
+            owner = await asyncio.to_thread(self._resolve, headers)
+        else:
+            owner = self._resolve(headers)
+        address = client_address(scope)
         new_cookie: str | None = None
         if owner is None and not identity.login_required:
             owner = identity.new_visitor()
+            changes = scope["type"] == "websocket" or scope.get("method") not in SAFE_METHODS
+            # A visitor who may store something counts against the address: dropping the
+            # cookie on every request must not make unlimited owners.
+            wait = identity.visitor_wait(address) if changes else None
+            if wait is not None:
+                await _refuse_new_visitor(send, identity.new_visitors_per_hour, wait)
+                return
             new_cookie = identity.cookie_for(owner)
         scope[SCOPE_KEY] = owner
+        if owner is not None and self.clients is not None:
+            self.clients.saw(owner, address)
         path = _app_path(scope)
         if owner is None and scope["type"] == "http" and not _is_open(path):
             await self._refuse(scope, headers, path, send)
@@ -319,7 +176,7 @@ class IdentityMiddleware:
         cookie = set_cookie_header(
             new_cookie,
             max_age=VISITOR_COOKIE_DAYS * 86400,
-            secure=_is_https(scope, headers),
+            secure=_is_https(scope),
             path=self.identity.root_path or "/",
             embedded=self.identity.embedded,
         )
@@ -351,6 +208,19 @@ class IdentityMiddleware:
             body,
             [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
         )
+
+
+async def _refuse_new_visitor(send: Send, per_hour: int, wait: int) -> None:
+    detail = (
+        f"Too many new visitors from your network address ({per_hour} an hour). Allow cookies "
+        f"for this site so that you stay the same visitor, or try again in {wait_text(wait)}."
+    )
+    await _respond(
+        send,
+        429,
+        json.dumps({"detail": detail}).encode(),
+        [(b"content-type", b"application/json"), (b"retry-after", str(wait).encode())],
+    )
 
 
 def set_cookie_header(
@@ -407,11 +277,11 @@ def _is_open(path: str) -> bool:
     return any(path == p or path == p + "/" for p in OPEN_PATHS)
 
 
-def _is_https(scope: Scope, headers: dict[str, str]) -> bool:
+def _is_https(scope: Scope) -> bool:
     return scope.get("scheme") in ("https", "wss")
 
 
-def _safe_next(target: str) -> str:
+def safe_next(target: str) -> str:
     """Only a path of this site (no scheme, no host: no open redirect)."""
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
@@ -419,102 +289,10 @@ def _safe_next(target: str) -> str:
     return target
 
 
-# ------------------------------------------------------------------------------ login routes
-
-LOGIN_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>Log in · Ask about audio</title>
-<style>
-body{{font-family:system-ui,sans-serif;display:flex;justify-content:center;margin-top:12vh;
-background:#f7f7f8;color:#1f2328}}
-form{{background:#fff;padding:2rem;border-radius:12px;box-shadow:0 1px 4px #0002;width:20rem}}
-label{{display:block;margin:.8rem 0 .3rem}}
-input{{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}}
-button{{margin-top:1.2rem;width:100%;padding:.6rem;font-size:1rem}}
-.error{{color:#b00020}}
-</style></head><body>
-<form method="post" action="{action}">
-<h1>Ask about audio</h1>
-<p class="error" role="alert">{error}</p>
-<input type="hidden" name="next" value="{next}">
-<label for="username">User name</label>
-<input id="username" name="username" autocomplete="username" required autofocus>
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-<button type="submit">Log in</button>
-</form></body></html>"""
-
-
-def login_page(identity: Identity, next_path: str = "/", error: str = "") -> str:
-    return LOGIN_PAGE.format(
-        action=html.escape(f"{identity.root_path}/login"),
-        next=html.escape(_safe_next(next_path)),
-        error=html.escape(error),
-    )
-
-
-class TokenRequest(BaseModel):
-    username: str = Field(max_length=200)
-    password: str = Field(max_length=1000)
-
-
-def install(app: Any, identity: Identity) -> None:
-    """The identity middleware, and (with login) /login, /logout and POST /api/token."""
-    from fastapi import Body
-    from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
-
+def install(app: Any, identity: Identity, clients: ClientDirectory | None = None) -> None:
+    """The identity middleware, and (with login) the login routes (``backend.login``)."""
     app.state.identity = identity
-    app.add_middleware(IdentityMiddleware, identity=identity)
-    if not identity.login_required:
-        return
-
-    @app.get("/login", include_in_schema=False)
-    def login_form(next: str = "/") -> HTMLResponse:
-        return HTMLResponse(login_page(identity, next))
-
-    @app.post("/login", include_in_schema=False)
-    async def login_submit(request: Request) -> Any:
-        form = parse_qs((await request.body()).decode("utf-8", "replace"))
-        user = (form.get("username") or [""])[0].strip()
-        password = (form.get("password") or [""])[0]
-        target = _safe_next((form.get("next") or ["/"])[0])
-        owner = identity.login(user, password)
-        if owner is None:
-            return HTMLResponse(
-                login_page(identity, target, "Wrong user name or password."), status_code=401
-            )
-        response = RedirectResponse(f"{identity.root_path}{target}", status_code=303)
-        response.headers.append(
-            "set-cookie",
-            set_cookie_header(
-                identity.cookie_for(owner),
-                max_age=int(identity.session_days * 86400),
-                secure=request.url.scheme == "https",
-                path=identity.root_path or "/",
-                embedded=identity.embedded,
-            ),
-        )
-        return response
-
-    @app.get("/logout", include_in_schema=False)
-    def logout() -> RedirectResponse:
-        response = RedirectResponse(f"{identity.root_path}/login", status_code=303)
-        response.delete_cookie(OWNER_COOKIE, path=identity.root_path or "/")
-        return response
-
-    @app.post("/api/token")
-    def api_token(body: TokenRequest = Body(...)) -> JSONResponse:
-        """A bearer token for the API: ``Authorization: Bearer <token>``."""
-        owner = identity.login(body.username.strip(), body.password)
-        if owner is None:
-            return JSONResponse({"detail": "Wrong user name or password."}, status_code=401)
-        return JSONResponse(
-            {
-                "token": identity.token_for(owner),
-                "token_type": "bearer",
-                "expires_in": int(identity.token_days * 86400),
-            }
-        )
+    app.add_middleware(IdentityMiddleware, identity=identity, clients=clients)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,17 +5,18 @@
   the limit is answered 413 as soon as it crosses it and is never written in full.
 - ``check_title`` / ``check_question``: lengths of the text fields, the same for the API and the
   page (a ``ServiceError`` with a sentence a person can act on).
-- ``UploadQuota``: uploads per owner per hour and stored bytes per owner.
+- ``BodyPace``: a body that stops, or trickles in, is answered 408 (slow clients hold no
+  connection for long).
+
+Upload quotas (per owner, per address) are ``backend.uploads``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
-import threading
-import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -47,20 +48,41 @@ class Refusal:
     retry_after: int | None = None
 
 
-# Called with the scope before an upload's body is read: a Refusal to answer at once, or None.
-UploadGate = Callable[[Scope], Awaitable[Refusal | None]]
-
-
-def _mb(n: float) -> str:
+def mb_text(n: float) -> str:
     return f"{n / 1024 / 1024:.0f} MB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KB"
 
 
-class _TooLarge(Exception):
-    pass
+class _Refused(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.detail)
+        self.refusal = refusal
+
+
+@dataclass(frozen=True)
+class BodyPace:
+    """How fast a request body must arrive: a pause of ``idle_s`` ends it, and after its
+    first ``idle_s`` it must average ``min_bytes_per_s`` (a 200 MB upload over a slow
+    mobile link passes; a body trickling a byte every few seconds does not)."""
+
+    idle_s: float = 30.0
+    min_bytes_per_s: float = 8 * 1024
+
+    def deadline(self, started: float, last: float, received: int) -> float:
+        """When the next chunk must have arrived by (monotonic seconds)."""
+        return min(last + self.idle_s, started + self.idle_s + received / self.min_bytes_per_s)
+
+    def refusal(self, received: int, seconds: float) -> Refusal:
+        return Refusal(
+            408,
+            f"The request body arrived too slowly ({mb_text(received)} in {seconds:.0f} s; at "
+            f"least {self.min_bytes_per_s / 1024:g} KB/s and no pause over {self.idle_s:g} s). "
+            "Check the connection and send it again.",
+        )
 
 
 class BodyLimitMiddleware:
-    """413 with a JSON ``detail`` for a request body over its route's limit.
+    """413 with a JSON ``detail`` for a request body over its route's limit, 408 for one
+    slower than ``pace``.
 
     Uploads (``/api/audio``, Gradio's ``/gradio_api/upload``) may bring ``upload_bytes``;
     other ``/api/`` bodies ``json_bytes``; anything else ``PAGE_BODY_BYTES``."""
@@ -72,25 +94,27 @@ class BodyLimitMiddleware:
         upload_bytes: int,
         json_bytes: int,
         page_bytes: int = PAGE_BODY_BYTES,
-        upload_gate: UploadGate | None = None,
+        pace: BodyPace | None = None,
     ) -> None:
         self.app = app
         self.upload_bytes = upload_bytes
         self.json_bytes = json_bytes
         self.page_bytes = page_bytes
-        self.upload_gate = upload_gate
+        self.pace = pace or BodyPace()
 
     def limit_for(self, path: str) -> tuple[int, str]:
         if is_upload_path(path):
             return self.upload_bytes + MULTIPART_SLACK, (
-                f"The upload is larger than the limit of {_mb(self.upload_bytes)}."
+                f"The upload is larger than the limit of {mb_text(self.upload_bytes)}."
             )
         if is_api_path(path):
             return self.json_bytes, (
-                f"The request body is larger than the limit of {_mb(self.json_bytes)}; "
+                f"The request body is larger than the limit of {mb_text(self.json_bytes)}; "
                 "shorten the question, choices or title."
             )
-        return self.page_bytes, f"The request is larger than the limit of {_mb(self.page_bytes)}."
+        return self.page_bytes, (
+            f"The request is larger than the limit of {mb_text(self.page_bytes)}."
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -100,45 +124,59 @@ class BodyLimitMiddleware:
         limit, message = self.limit_for(path)
         length = _content_length(scope)
         if length is not None and length > limit:
-            await _respond(send, Refusal(413, message))
+            await respond(send, Refusal(413, message))
             return
-        if self.upload_gate is not None and is_upload_path(path):
-            refusal = await self.upload_gate(scope)
-            if refusal is not None:
-                await _respond(send, refusal)
-                return
 
+        pace = self.pace
+        clock = asyncio.get_running_loop().time
         received = 0
-        started = False
-        refused = False
+        started_at: float | None = None
+        last_at = 0.0
+        body_done = False
+        response_started = False
+        refusal: Refusal | None = None
 
         async def counted_receive() -> Message:
-            nonlocal received, refused
-            if refused:
+            nonlocal received, refusal, started_at, last_at, body_done
+            if refusal is not None:
                 return {"type": "http.disconnect"}
-            message_in = await receive()
+            if body_done:  # e.g. a streamed response listening for the disconnect
+                return await receive()
+            now = clock()
+            if started_at is None:
+                started_at = last_at = now
+            wait = pace.deadline(started_at, last_at, received) - now
+            try:
+                if wait <= 0:
+                    raise TimeoutError
+                message_in = await asyncio.wait_for(receive(), wait)
+            except TimeoutError:
+                refusal = pace.refusal(received, clock() - started_at)
+                raise _Refused(refusal) from None
             if message_in["type"] == "http.request":
+                last_at = clock()
                 received += len(message_in.get("body", b""))
+                body_done = not message_in.get("more_body", False)
                 if received > limit:
-                    refused = True
-                    raise _TooLarge
+                    refusal = Refusal(413, message)
+                    raise _Refused(refusal)
             return message_in
 
         async def guarded_send(message_out: Message) -> None:
-            nonlocal started
-            if refused:
-                return  # the 413 has been sent; whatever the app says after it is dropped
+            nonlocal response_started
+            if refusal is not None:
+                return  # the refusal has been sent; whatever the app says after it is dropped
             if message_out["type"] == "http.response.start":
-                started = True
+                response_started = True
             await send(message_out)
 
         try:
             await self.app(scope, counted_receive, guarded_send)
         except Exception:
-            if not refused:
+            if refusal is None:
                 raise
-        if refused and not started:
-            await _respond(send, Refusal(413, message))
+        if refusal is not None and not response_started:
+            await respond(send, refusal)
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -151,7 +189,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-async def _respond(send: Send, refusal: Refusal) -> None:
+async def respond(send: Send, refusal: Refusal) -> None:
     body = json.dumps({"detail": refusal.detail}).encode()
     headers = [
         (b"content-type", b"application/json"),
@@ -270,87 +308,3 @@ def check_question(question: str, choices: list[str], limits: Limits) -> None:
                 f"{limits.choice_chars}.",
                 status=422,
             )
-
-
-# -- per-owner upload quota --------------------------------------------------------------------
-class UploadQuota:
-    """Uploads per owner in the last hour (in this process) and stored bytes per owner."""
-
-    def __init__(
-        self,
-        per_hour: int,
-        stored_bytes: int,
-        stored_bytes_of: Callable[[str], int],
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.per_hour = per_hour
-        self.stored_bytes = stored_bytes
-        self.stored_bytes_of = stored_bytes_of
-        self.clock = clock
-        self._times: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def _recent(self, owner: str) -> deque[float]:
-        times = self._times.setdefault(owner, deque())
-        cutoff = self.clock() - 3600
-        while times and times[0] <= cutoff:
-            times.popleft()
-        return times
-
-    def refusal(self, owner: str, incoming_bytes: int = 0) -> Refusal | None:
-        """Why ``owner`` may not upload now (429 with Retry-After, or 413), or None."""
-        with self._lock:
-            times = self._recent(owner)
-            if self.per_hour > 0 and len(times) >= self.per_hour:
-                wait = max(1, int(times[0] + 3600 - self.clock()) + 1)
-                return Refusal(
-                    429,
-                    f"Upload limit reached: {self.per_hour} uploads per hour. "
-                    f"Try again in {_wait_text(wait)}.",
-                    retry_after=wait,
-                )
-        if self.stored_bytes > 0:
-            stored = self.stored_bytes_of(owner)
-            if stored + incoming_bytes > self.stored_bytes:
-                return Refusal(
-                    413,
-                    f"Storage limit reached: your recordings use {_mb(stored)} of "
-                    f"{_mb(self.stored_bytes)}. Delete old conversations to make room.",
-                )
-        return None
-
-    def record(self, owner: str) -> None:
-        with self._lock:
-            self._recent(owner).append(self.clock())
-
-    def admit(self, owner: str, size: int, *, already_stored: bool) -> None:
-        """Count an upload that is about to be decoded and stored, or raise ServiceError
-        (429 with ``retry_after``, or 413). The same bytes again cost nothing and pass."""
-        if already_stored:
-            return
-        refusal = self.refusal(owner, size)
-        if refusal is not None:
-            raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
-        self.record(owner)
-
-
-def _wait_text(seconds: int) -> str:
-    if seconds < 120:
-        return f"{seconds} s"
-    return f"{(seconds + 59) // 60} minutes"
-
-
-def quota_gate(quota: UploadQuota, owner_of: Callable[[Scope], str]) -> UploadGate:
-    """The middleware's check before an upload body is read: uploads this hour, and storage
-    already full. (The size is counted after parsing: the same bytes again take no room.)"""
-
-    async def gate(scope: Scope) -> Refusal | None:
-        import asyncio
-
-        try:
-            owner = owner_of(scope)
-        except Exception:  # no owner known yet (no cookie): the service checks after parsing
-            return None
-        return await asyncio.to_thread(quota.refusal, owner, 0)
-
-    return gate

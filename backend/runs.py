@@ -56,6 +56,9 @@ from agent.audio import AudioStore
 from agent.context import RunRequest
 from agent.run import run_question
 from agent.tools.base import ToolCache
+from backend import faults, leases
+from backend.clients import UNKNOWN
+from backend.fairness import AddressShare, queue_position
 from storage import Store
 from storage.repo import INTERRUPTED_ERROR
 from storage.schemas import RunInfo
@@ -85,6 +88,8 @@ class RunLimits:
     owner_runs_per_minute: int = 60
     owner_max_running: int = 8  # running or queued, per owner (a compare run counts each)
     owner_daily_usd: float | None = None  # remote spend per owner per UTC day
+    address_runs_per_minute: int = 0  # per client address (limits that a cookie cannot dodge)
+    address_max_running: int = 0  # running or queued per address: no address fills the queue
 
 
 class RunRefused(Exception):
@@ -103,6 +108,7 @@ class Ticket:
 
     owner: str
     count: int
+    address: str = UNKNOWN
     used: bool = False
 
 
@@ -126,12 +132,14 @@ class _Group:
 class _LiveRun:
     """One run in this process: its task, its unwritten events and its followers."""
 
-    def __init__(self, request: RunRequest, owner: str, group: _Group) -> None:
+    def __init__(self, request: RunRequest, owner: str, group: _Group, address: str) -> None:
         self.request = request
         self.owner = owner
+        self.address = address
         self.group = group
         self.run_id = request.run_id
         self.last_seq = 0  # of the last event produced
+        self.stored_seq = 0  # of the last event committed (and published)
         self.pending: list[ev.Event] = []
         # Every event of the run stored so far, in order: a follower that joins while the
         # run is live here reads them from memory instead of the database.
@@ -145,6 +153,7 @@ class _LiveRun:
         self.ended_as: str | None = None  # the kind of the run_failed the manager added
         self.slot: asyncio.Future[None] | None = None  # set while waiting in the queue
         self.position = 0  # in the queue, as last announced
+        self.rank = 0  # runs of its address waiting ahead of it when it joined the queue
         self.subscribers: set[_Subscriber] = set()
 
 
@@ -162,6 +171,7 @@ class RunManager:
         worker_id: str | None = None,
         heartbeat_s: float = 2.0,
         lease_s: float = 15.0,
+        stall_s: float = 300.0,
         warm_up: bool = False,
     ) -> None:
         self.store = store
@@ -172,6 +182,7 @@ class RunManager:
         self.worker_id = worker_id or new_worker_id()
         self.heartbeat_s = heartbeat_s
         self.lease_s = max(lease_s, 2 * heartbeat_s)
+        self.stall_s = max(stall_s, self.lease_s)
         self._lock = threading.RLock()
         self._live: dict[str, _LiveRun] = {}
         self._waiting: list[_LiveRun] = []
@@ -180,6 +191,10 @@ class RunManager:
         self._starting = 0  # started, not yet holding a slot or waiting
         self._beat_task: asyncio.Task[None] | None = None
         self._owner_reserved: dict[str, int] = {}
+        self._addresses = AddressShare(  # per client address (backend.fairness)
+            self.limits.address_max_running, self.limits.address_runs_per_minute
+        )
+        self._silent_workers: set[str] = set()  # alive but without a beat (warned once)
         self._recent_walls: list[float] = []
         self._closing = False
         # Database writes get their own threads: they never wait behind model calls.
@@ -203,8 +218,18 @@ class RunManager:
 
     def recover(self) -> list[str]:
         """At start-up: close this worker's runs left by an earlier life (a stable
-        ``AUDIO_AGENT_WORKER_ID``), runs of no worker and runs whose lease expired."""
-        return self.store.mark_interrupted_runs(worker_id=self.worker_id, lease_s=self.lease_s)
+        ``AUDIO_AGENT_WORKER_ID``), runs of no worker, and runs whose lease expired when
+        their process is dead (``backend.leases``: a paused one keeps them)."""
+        closed = self.store.mark_interrupted_runs(  # no lease is that old: own and unowned
+            worker_id=self.worker_id, lease_s=leases.NEVER_S
+        )
+        return closed + leases.sweep(
+            self.store,
+            own_worker=self.worker_id,
+            lease_s=self.lease_s,
+            stall_s=self.stall_s,
+            warned=self._silent_workers,
+        )
 
     def close(self, timeout_s: float = 10.0) -> list[str]:
         """Shutdown: every live run ends as ``interrupted`` (its events kept); returns ids."""
@@ -264,7 +289,12 @@ class RunManager:
                     await self._in_db(self.store.heartbeat, self.worker_id)
                 if tick % sweep_every == 0:
                     closed = await self._in_db(
-                        self.store.mark_interrupted_runs, None, self.lease_s, unowned=False
+                        leases.sweep,
+                        self.store,
+                        own_worker=self.worker_id,
+                        lease_s=self.lease_s,
+                        stall_s=self.stall_s,
+                        warned=self._silent_workers,
                     )
                     if closed:
                         log.warning("marked %d run(s) of a dead process interrupted", len(closed))
@@ -276,12 +306,14 @@ class RunManager:
 
     # ------------------------------------------------------------------ admission
 
-    def admit(self, owner: str, count: int = 1, *, paid: bool = False) -> Ticket:
+    def admit(
+        self, owner: str, count: int = 1, *, paid: bool = False, address: str = UNKNOWN
+    ) -> Ticket:
         """Check the limits before a question is stored; reserve ``count`` runs.
 
-        Raises ``RunRefused`` (429 + Retry-After) when the queue is full or the owner is
-        over a limit. ``paid``: the runs use a priced remote planner (refused when the
-        owner's daily spend is used up)."""
+        Raises ``RunRefused`` (429 + Retry-After) when the queue is full or the owner or
+        the client ``address`` is over a limit. ``paid``: the runs use a priced remote
+        planner (refused when the owner's daily spend is used up)."""
         limits = self.limits
         with self._lock:
             if self._closing:
@@ -298,6 +330,9 @@ class RunManager:
                     "waiting. Try again shortly.",
                     self._retry_estimate(waiting),
                 )
+            refused = self._addresses.refusal(address, count)
+            if refused is not None:
+                raise RunRefused(refused[0], refused[1] or self._retry_estimate(0))
             now = datetime.now(UTC)
             day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
             activity = self.store.owner_activity(owner, now - timedelta(minutes=1), day_start)
@@ -327,7 +362,8 @@ class RunManager:
                 )
             self._reserved += count
             self._owner_reserved[owner] = reserved + count
-        return Ticket(owner, count)
+            self._addresses.add(address, count, admitted=True)
+        return Ticket(owner, count, address)
 
     def release(self, ticket: Ticket) -> None:
         """Give back what ``admit`` reserved (the question was not started after all)."""
@@ -336,6 +372,7 @@ class RunManager:
                 return
             ticket.used = True
             self._reserved -= ticket.count
+            self._addresses.done(ticket.address, ticket.count)
             left = self._owner_reserved.get(ticket.owner, 0) - ticket.count
             if left > 0:
                 self._owner_reserved[ticket.owner] = left
@@ -373,6 +410,7 @@ class RunManager:
         once with their ids. ``on_end`` runs (in a worker thread) once all of them ended,
         unless the server is shutting down, before their followers see the end."""
         group = _Group([r.run_id for r in requests], on_end, left=len(requests))
+        address = ticket.address if ticket is not None else UNKNOWN
         lives = []
         with self._lock:
             if self._closing:
@@ -380,7 +418,8 @@ class RunManager:
             if ticket is not None:
                 self.release(ticket)
             for request in requests:
-                live = _LiveRun(request, owner, group)
+                live = _LiveRun(request, owner, group, address)
+                self._addresses.add(address)
                 self._starting += 1
                 if self.limits.owner_daily_usd is not None:
                     request.spend_check = lambda live=live: self._spend_refusal(live)
@@ -436,8 +475,9 @@ class RunManager:
             failure = ("internal_error", f"{type(exc).__name__}: {exc}")
         finally:
             self._leave_queue(live)
-        if live.write_error is not None and failure is None:
-            failure = ("internal_error", f"Storing events failed: {live.write_error}")
+        if live.write_error is not None:  # not "interrupted": nothing more can be stored
+            fault = faults.describe(live.write_error)
+            failure = (fault.kind, fault.message)
         if not live.terminal and not live.closed_elsewhere:
             live.ended_as = failure[0] if failure else "internal_error"
             self._add(
@@ -488,6 +528,7 @@ class RunManager:
                 log.exception("after run %s", live.run_id)
         with self._lock:
             self._live.pop(live.run_id, None)
+            self._addresses.done(live.address)
             subscribers = list(live.subscribers)
         for sub in subscribers:
             sub.send(live.run_id, None)
@@ -502,7 +543,7 @@ class RunManager:
                 self._running += 1
                 return
             live.slot = self._loop.create_future()
-            self._waiting.append(live)
+            self._join_queue(live)
         self._announce_queue()
         try:
             await live.slot
@@ -512,6 +553,11 @@ class RunManager:
             raise
         finally:
             live.slot = None
+
+    def _join_queue(self, live: _LiveRun) -> None:
+        """Take turns between addresses (``backend.fairness.queue_position``)."""
+        index, live.rank = queue_position(self._waiting, live.address)
+        self._waiting.insert(index, live)
 
     def _leave_queue(self, live: _LiveRun) -> None:
         if live in self._waiting:
@@ -563,27 +609,47 @@ class RunManager:
             try:
                 await self._in_db(self.store.append_events, batch)
             except LookupError as exc:  # RunClosedError, or its conversation was deleted
-                # Another process closed it (its lease expired): stop, write nothing more.
+                # Another process closed it (its lease expired): stop, write nothing more,
+                # and tell the followers how it ended (the other process stored that).
                 log.warning("run %s stopped: %s", live.run_id, exc)
                 live.closed_elsewhere = True
                 live.pending.clear()
                 if live.inner is not None:
                     live.inner.cancel()
+                await self._publish_stored_end(live)
                 return
-            except Exception as exc:  # the database is gone or full: nothing is published
+            except Exception as exc:  # the database is gone or full: nothing is stored
                 log.exception("storing events of run %s failed", live.run_id)
                 live.write_error = exc
                 if batch[-1].type in ev.TERMINAL_TYPES:
+                    # The run's last word cannot be stored: its followers still hear it.
+                    self._publish(live, [batch[-1]])
                     return
                 live.pending.clear()
                 if live.inner is not None:
                     live.inner.cancel()
                 return
-            with self._lock:  # stored and published in one step: see ``follow``
-                live.stored.extend(batch)
-                subscribers = list(live.subscribers)
-            for sub in subscribers:
-                sub.send(live.run_id, batch)
+            live.stored_seq = batch[-1].seq
+            self._publish(live, batch)
+
+    def _publish(self, live: _LiveRun, batch: list[ev.Event]) -> None:
+        with self._lock:  # kept and published in one step: see ``follow``
+            live.stored.extend(batch)
+            subscribers = list(live.subscribers)
+        for sub in subscribers:
+            sub.send(live.run_id, batch)
+
+    async def _publish_stored_end(self, live: _LiveRun) -> None:
+        """The terminal event another process stored for this run, to its followers here."""
+        try:
+            stored = await self._in_db(self.store.run_events, live.run_id, live.stored_seq)
+        except Exception:  # noqa: BLE001 - followers still see the stream end
+            log.exception("reading how run %s ended failed", live.run_id)
+            return
+        ends = [e for e in stored if e.type in ev.TERMINAL_TYPES]
+        if ends:
+            live.terminal = True
+            self._publish(live, ends[-1:])
 
     async def _drain(self, live: _LiveRun) -> None:
         while live.flusher is not None and not live.flusher.done():

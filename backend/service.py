@@ -21,19 +21,23 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from agent.audio import AudioError, AudioStore, UnsupportedFormatError, sha256_bytes
+from agent.audio import AudioError, AudioStore, UnsupportedFormatError, decode_bytes, sha256_bytes
 from agent.context import PriorTurn, RunRequest, is_paid
 from agent.doctor import SharedChecks
 from agent.registry import Registry, UnavailableError
 from backend import space
+from backend.clients import ClientDirectory
 from backend.errors import ServiceError
-from backend.limits import UploadQuota, check_question
+from backend.limits import check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
+from backend.uploads import UploadQuota, disk_free
 from storage import SqlToolCache, Store
 from storage.cleanup import Purged, purge_conversation, stale_conversations
 from storage.models import DEFAULT_OWNER
+from storage.repo import DECODED_BYTES_PER_S
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+from storage.upload_files import UploadFiles
 
 log = logging.getLogger(__name__)
 
@@ -147,13 +151,19 @@ class AgentService:
             worker_id=settings.worker_id,
             heartbeat_s=settings.heartbeat_s,
             lease_s=settings.lease_s,
+            stall_s=settings.stall_s,
             warm_up=settings.warm_up,  # the run path, in the background
         )
         self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
-        self.upload_quota = UploadQuota(  # per owner: uploads per hour, stored bytes
+        self.clients = ClientDirectory()  # each owner's last client address (limits)
+        self.upload_files = UploadFiles(store)  # the page's uploads, counted per owner
+        self.upload_quota = UploadQuota(  # per owner and per address (backend.uploads)
             per_hour=settings.limits.uploads_per_hour,
             stored_bytes=int(settings.limits.stored_mb_per_owner * 1024 * 1024),
-            stored_bytes_of=store.stored_bytes,
+            stored_bytes_of=self.stored_bytes,
+            address_limits=settings.client_limits,
+            free_bytes=disk_free(settings.data_dir),
+            min_free_bytes=int(settings.min_free_disk_mb * 1024 * 1024),
         )
         # Called with what a deletion removed, before the recordings' files go (the UI adds
         # the removal of its temporary copies and exports: frontend/files.py).
@@ -172,19 +182,37 @@ class AgentService:
         self.runs.close()
 
     # -- audio ----------------------------------------------------------------------------
-    def upload(self, data: bytes, name: str = "", *, owner: str) -> AudioInfo:
+    def stored_bytes(self, owner: str) -> int:
+        """What ``owner`` keeps on disk: recordings, and page uploads no recording counts."""
+        return self.store.stored_bytes(owner) + self.upload_files.bytes_of(owner)
+
+    def upload(self, data: bytes, name: str = "", *, owner: str, counted: int = 0) -> AudioInfo:
         """Store a recording (bytes shared by identical uploads) and give ``owner`` a
-        reference to it under ``name``."""
+        reference to it under ``name``. ``counted``: bytes of it already in the owner's
+        stored bytes (a page upload)."""
         # The same bytes again cost nothing, if this owner has them already (another
         # owner's copy must not show: no existence oracle through the quota).
-        known = self.store.get_audio(sha256_bytes(data), owner) is not None
-        self.upload_quota.admit(owner, len(data), already_stored=known)
+        digest = sha256_bytes(data)
+        known = self.store.get_audio(digest, owner) is not None
+        self.upload_quota.admit(owner, len(data), already_stored=known, counted=counted)
+        existed = self.audio.get(digest) is not None
         try:
+            if not known and existed:
+                # Someone else stored these bytes: decode them anyway, so that the time this
+                # upload takes does not tell that somebody has the same recording.
+                decode_bytes(data, max_seconds=self.audio.max_seconds, name=name)
             ref = self.audio.add_bytes(data, name=name)
         except UnsupportedFormatError as exc:
             raise ServiceError(str(exc), status=415) from exc
         except AudioError as exc:
             raise ServiceError(str(exc), status=422) from exc
+        if not known:  # with its decoded copy, does it still fit the owner's quota?
+            keeps = len(data) + int(ref.duration_s * DECODED_BYTES_PER_S)
+            refused = self.upload_quota.stored_refusal(owner, keeps, counted)
+            if refused is not None:
+                if not existed and self.store.get_audio(ref.id) is None:
+                    self.audio.delete(ref.id)  # stored just now, for nobody else
+                raise ServiceError(refused.detail, refused.status)
         self.store.add_audio(ref, size_bytes=len(data))
         self.store.add_audio_ref(owner, ref.id, Path(name).name if name else "")
         info = self.store.get_audio(ref.id, owner)
@@ -209,7 +237,12 @@ class AgentService:
                 f"{self.settings.max_upload_mb:.0f} MB.",
                 status=413,
             )
-        return self.upload(path.read_bytes(), name=path.name, owner=owner)
+        # A file of the page's upload route is counted already: it moves to the recording.
+        pending = self.upload_files.bytes_of(owner, str(path))
+        info = self.upload(path.read_bytes(), name=path.name, owner=owner, counted=pending)
+        if pending:
+            self.upload_files.claim(str(path), owner, info.id)
+        return info
 
     # -- conversations ------------------------------------------------------------------------
     def delete_conversation(self, conversation_id: str) -> Purged | None:
@@ -227,6 +260,7 @@ class AgentService:
                 log.exception("cleanup after deleting conversation %s failed", conversation_id)
         for info in purged.audio:
             self.audio.delete(info.id)
+        self.upload_files.forget_missing(purged.owner)  # page uploads the hooks removed
         return purged
 
     def prune_stale(self, now: datetime | None = None) -> list[str]:
@@ -305,11 +339,11 @@ class AgentService:
 
     # -- asking ---------------------------------------------------------------------------
     def prepare(
-        self, conversation_id: str, ask: AskRequest, *, owner: str
+        self, conversation_id: str, ask: AskRequest, *, owner: str, address: str | None = None
     ) -> tuple[RunRequest, MessageInfo]:
         """Validate a question and record it; raises ServiceError before anything streams."""
         requests, message = self.prepare_many(
-            conversation_id, ask, [(ask.planner, ask.strategy)], owner=owner
+            conversation_id, ask, [(ask.planner, ask.strategy)], owner=owner, address=address
         )
         return requests[0], message
 
@@ -320,11 +354,13 @@ class AgentService:
         contenders: list[tuple[str | None, str]],
         *,
         owner: str,
+        address: str | None = None,
     ) -> tuple[list[RunRequest], MessageInfo]:
         """One question for several (planner, strategy) pairs: sibling runs of one message.
 
-        Admission (queue and per-owner limits) is checked before anything is stored:
-        ServiceError 429 with a Retry-After header when refused."""
+        Admission (queue, per-owner and per-address limits; ``address`` default: where the
+        owner was last seen) is checked before anything is stored: ServiceError 429 with a
+        Retry-After header when refused."""
         self.conversation_or_404(conversation_id, owner=owner)
         question = ask.question.strip()
         if not question:
@@ -358,7 +394,12 @@ class AgentService:
         except UnavailableError as exc:
             raise ServiceError(str(exc)) from exc
         try:
-            ticket = self.runs.admit(owner, len(planners), paid=any(map(is_paid, planners)))
+            ticket = self.runs.admit(
+                owner,
+                len(planners),
+                paid=any(map(is_paid, planners)),
+                address=address or self.clients.address_of(owner),
+            )
         except RunRefused as exc:
             raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
         try:
@@ -525,6 +566,13 @@ class AgentService:
     def unshare(self, conversation_id: str, *, owner: str) -> bool:
         self.conversation_or_404(conversation_id, owner=owner)
         return self.store.revoke_share(conversation_id)
+
+    def share_is_valid(self, token: str, conversation_id: str) -> bool:
+        """Whether ``token`` still opens ``conversation_id`` (one primary-key read): what a
+        shared view checks on each event, so that stopping sharing ends open views."""
+        if not token:
+            return False
+        return self.store.shared_conversation_id(share_hash(token)) == conversation_id
 
     def shared_conversation(self, token: str) -> ConversationInfo:
         """The conversation a share token opens; 404 for an unknown or revoked token."""

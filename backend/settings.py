@@ -8,8 +8,12 @@ from pathlib import Path
 
 from agent.context import DEFAULT_TOOL_TIMEOUT_S
 from backend import space
+from backend.clients import ClientLimits, trusted_proxies_from_env
 from backend.limits import Limits
+from backend.login import LoginLimits
 from backend.runs import RunLimits, default_max_running
+from backend.security import EMBEDDING_SITES, BrowserPolicy
+from backend.server_limits import ServerLimits
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -17,6 +21,16 @@ def _env_bool(name: str, default: bool) -> bool:
     if value is None:
         return default
     return value.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+def _env_hours(name: str, default: float) -> float:
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return default
+    hours = float(value)
+    if hours < 0:
+        raise ValueError(f"{name} must be 0 (keep) or more")
+    return hours
 
 
 def _env_float(name: str) -> float | None:
@@ -63,6 +77,16 @@ class Settings:
     retention_days: float | None = None
     retention_every_s: float = 3600.0
     limits: Limits = field(default_factory=Limits)  # request sizes and per-owner upload quotas
+    # A public link (README, Hosting and Limits): limits per client address, the proxies whose
+    # X-Forwarded-For is believed, what other sites' pages may do, the server's own limits.
+    client_limits: ClientLimits = field(default_factory=ClientLimits)
+    trusted_proxies: list[str] = field(default_factory=lambda: ["127.0.0.1", "::1"])
+    browser: BrowserPolicy | None = None  # None: from ``embedded`` (see ``browser_policy``)
+    server_limits: ServerLimits = field(default_factory=ServerLimits)
+    login_limits: LoginLimits = field(default_factory=LoginLimits)
+    upload_ttl_hours: float = 24.0  # page uploads and never-asked-about uploads; 0 keeps them
+    min_free_disk_mb: float = 500.0  # uploads are refused (507) below this much free space
+    stall_s: float = 300.0  # a live process's runs are taken over after this long without beat
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -109,15 +133,36 @@ class Settings:
             worker_id=env.get("AUDIO_AGENT_WORKER_ID") or None,
             heartbeat_s=float(env.get("AUDIO_AGENT_HEARTBEAT_S", "2")),
             lease_s=float(env.get("AUDIO_AGENT_LEASE_S", "15")),
+            client_limits=ClientLimits.from_env(env),
+            trusted_proxies=trusted_proxies_from_env(env),
+            browser=BrowserPolicy.from_env(
+                env, embedded=_env_bool("AUDIO_AGENT_EMBEDDED", bool(env.get("SPACE_ID")))
+            ),
+            server_limits=ServerLimits.from_env(env),
+            login_limits=LoginLimits.from_env(env),
+            upload_ttl_hours=_env_hours("AUDIO_AGENT_UPLOAD_TTL_HOURS", 24.0),
+            min_free_disk_mb=float(env.get("AUDIO_AGENT_MIN_FREE_DISK_MB") or 500),
+            stall_s=float(env.get("AUDIO_AGENT_STALL_S") or 300),
         )  # fmt: skip
 
     def run_limits(self) -> RunLimits:
+        capacity = self.max_runs + self.run_queue
+        address_max = self.client_limits.max_runs
         return RunLimits(
             max_running=self.max_runs,
             max_queued=self.run_queue,
             owner_runs_per_minute=self.owner_runs_per_minute,
             owner_max_running=self.owner_max_runs,
             owner_daily_usd=self.daily_usd,
+            address_runs_per_minute=self.client_limits.runs_per_minute,
+            # Fairness: one address holds at most a quarter of the server's capacity (2 at least).
+            address_max_running=address_max if address_max is not None else max(2, capacity // 4),
+        )
+
+    def browser_policy(self) -> BrowserPolicy:
+        return self.browser or BrowserPolicy(
+            frame_ancestors=list(EMBEDDING_SITES) if self.embedded else [],
+            embedded=self.embedded,
         )
 
     @property

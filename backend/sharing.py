@@ -9,6 +9,8 @@
 - ``/shared/{token}``: the read-only page (``frontend.shared_view``).
 
 Both owner routes answer another owner's conversation with the same 404 as a missing one.
+``AgentService.share_is_valid(token, conversation_id)`` is the cheap check an open shared view
+makes on each event, so that revoking a link ends the views already open.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from fastapi.responses import FileResponse
 
 from backend.auth import current_owner
 from backend.errors import ServiceError
+from backend.security import audio_response
 from backend.service import AgentService
 
 SHARED_PAGE = "/shared"
@@ -65,6 +68,6 @@ def build_router(service: AgentService) -> APIRouter:
         info = service.store.get_audio(audio_id) if item else None
         if item is None or info is None:
             raise ServiceError(f"No audio {audio_id}.", status=404)
-        return FileResponse(info.original_path, filename=item["name"] or None)
+        return audio_response(info, item["name"])
 
     return router

@@ -75,6 +75,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     cache = MemoryToolCache()
     scored: dict[str, list[bool]] = defaultdict(list)
     guesses: dict[str, list[bool]] = defaultdict(list)  # answered as a guess
+    toolless: dict[str, list[bool]] = defaultdict(list)  # answered without a tool call
     expected_guesses: dict[str, list[bool]] = defaultdict(list)  # guess where one is due
     group_walls: dict[str, list[float]] = defaultdict(list)
     missing = failed = 0
@@ -100,7 +101,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             budget=args.budget,
         )
         prediction, rationale, cost, begun = "", "", 0.0, time.monotonic()
-        guess = False
+        guess = without_tools = False
         async for event in run_question(
             request, store=store, cache=cache, similarity=registry.similarity
         ):
@@ -108,6 +109,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 prediction = event.choice or event.text
                 rationale = event.rationale
                 guess = event.guess
+                without_tools = event.without_tools
             elif event.type == "run_finished":
                 cost = event.cost
             elif event.type == "run_failed":
@@ -120,11 +122,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             item["model_output"] = prediction
         item["guess"] = guess
+        item["without_tools"] = without_tools  # a text-only guess, not evidence
         correct = token_rule_correct(prediction, item["answer"], item.get("choices", []))
         group = group_of(item, getattr(args, "group_by", None))
         for key in {group, "all"}:
             scored[key].append(correct)
             guesses[key].append(guess)
+            toolless[key].append(without_tools)
             group_walls[key].append(walls[-1])
             if item.get("expect_guess"):
                 expected_guesses[key].append(guess)
@@ -135,6 +139,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             print(
                 f"{mark} {path.name[:40]:<40} {item['answer']!r} <- {prediction!r}"
                 + (" (guess)" if guess else "")
+                + (" (no tool called)" if without_tools else "")
                 + f" {walls[-1]:.2f} s",
                 flush=True,
             )
@@ -163,6 +168,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if len(w) > 1
         },
         "guesses": {k: sum(v) for k, v in guesses.items() if v},
+        # answers the planner gave without a single tool call: text-only guesses
+        "without_tools": {k: sum(v) for k, v in toolless.items() if v},
         "guessed_where_due_pct": {
             k: round(100 * sum(v) / len(v), 1) for k, v in expected_guesses.items() if v
         },

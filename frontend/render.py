@@ -224,13 +224,16 @@ def _reasoning_message(state: _RunState, turn: _Turn, run_id: str) -> Message | 
     else:
         text, thinking = "".join(turn.parts), "".join(turn.thinking)
     done = turn.thought is not None or state.ended
-    if done and not text.strip() and not thinking.strip():
+    notice = _first_notice(state, turn)  # e.g. why there is no reasoning summary
+    if done and not text.strip() and not thinking.strip() and not notice:
         return None
     parts = []
     if thinking.strip():  # a reasoning model's own thinking, set apart as a quote
         parts.append("\n".join(f"> {line}" for line in md_escape(thinking.strip()).splitlines()))
     if text.strip():
         parts.append(md_escape(text.strip()))
+    if notice:
+        parts.append(f"_{md_escape(notice)}_")
     duration = None
     if turn.thought is not None:
         duration = (turn.thought.at - turn.started).total_seconds()
@@ -242,6 +245,18 @@ def _reasoning_message(state: _RunState, turn: _Turn, run_id: str) -> Message | 
         duration=duration,
         log=f"turn {turn.turn}" + (f" · {turn.step}" if turn.step else ""),
     )
+
+
+def _first_notice(state: _RunState, turn: _Turn) -> str:
+    """A turn's notice, shown on the first turn of the run that carries it (not on every
+    later turn that repeats it)."""
+    notice = turn.thought.notice if turn.thought is not None else ""
+    if not notice:
+        return ""
+    first = min(
+        t.turn for t in state.turns.values() if t.thought is not None and t.thought.notice == notice
+    )
+    return notice if first == turn.turn else ""
 
 
 def tool_title(tool: str, model: str | None) -> str:
@@ -344,6 +359,8 @@ def footnote(
     token_text = f"{tokens:,} tokens"
     if tokens:
         token_text += f" ({finished.input_tokens:,} in · {finished.output_tokens:,} out)"
+    if not finished.tokens_reported:  # a server that sends no counts is not 0 tokens
+        token_text = f"{token_text}, some not reported" if tokens else "tokens not reported"
     parts = [
         _plural(finished.calls, "tool call"),
         f"{finished.wall_s:.1f} s",
@@ -398,6 +415,11 @@ def _last_reasoning(state: _RunState) -> str:
     return turn.thought.text if turn.thought is not None else "".join(turn.parts)
 
 
+WITHOUT_TOOLS_NOTE = (
+    "_No tool was called: this is the planner's text-only guess, not evidence from the recording._"
+)
+
+
 def degraded_note(finished: ev.RunFinished) -> str:
     """What a degraded run lacked: the tools that failed or timed out."""
     tools = ", ".join(md_escape(t) for t in finished.degraded_tools) or "some tools"
@@ -420,6 +442,8 @@ def _answer_message(state: _RunState) -> Message | None:
             parts.append(md_escape(rationale))
         if answer.forced and (finished is None or finished.status != "forced"):
             parts.append("_Answered when the tool budget was spent._")
+        if answer.without_tools:
+            parts.append(WITHOUT_TOOLS_NOTE)
     if finished is not None and finished.status == "degraded":
         parts.append(degraded_note(finished))
     if finished is not None:

@@ -47,7 +47,7 @@ from backend.service import (
     MessageView,
     RunView,
 )
-from frontend import files, history, live, render, shared_view, timeline
+from frontend import benchmarks_tab, files, history, live, render, shared_view, timeline
 from storage.schemas import AudioInfo, MessageInfo
 
 log = logging.getLogger(__name__)
@@ -1264,6 +1264,7 @@ def build_ui(service: AgentService) -> gr.Blocks:
                                                 elem_classes=["timeline-plot"],
                                             )
                                         )
+                    benchmarks_tab.add_tab(service, demo, tabs)  # its own handlers
                 player = gr.HTML("", visible=False, elem_id="player-chip", js_on_load=None)
                 audio_note = gr.Markdown("", elem_id="audio-note")
                 with gr.Accordion(f"Recording ({FORMATS})", open=True, elem_id="audio-box") as (

@@ -158,3 +158,48 @@ def stale_conversations(store: Store, before: datetime) -> list[str]:
     )
     with store._sessions() as s:
         return list(s.scalars(stmt))
+
+
+def expire_unused_uploads(store: Store, before: datetime) -> list[AudioInfo]:
+    """Upload references made before ``before`` that no conversation of their owner uses
+    (a recording uploaded and never asked about) are dropped; recordings left without any
+    reference, message or run are deleted with their cached tool results. Returns those
+    recordings, whose files the caller removes."""
+    store.cache_writes.flush()
+    with store._sessions.begin() as s:
+        used_by_owner = (
+            select(Message.audio_id)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .where(Conversation.owner == AudioOwnerRef.owner, Message.audio_id.is_not(None))
+        )
+        stale = list(
+            s.execute(
+                select(AudioOwnerRef.owner, AudioOwnerRef.audio_id).where(
+                    AudioOwnerRef.created_at < before, AudioOwnerRef.audio_id.not_in(used_by_owner)
+                )
+            )
+        )
+        if not stale:
+            return []
+        for owner, audio_id in stale:
+            s.execute(
+                delete(AudioOwnerRef).where(
+                    AudioOwnerRef.owner == owner, AudioOwnerRef.audio_id == audio_id
+                )
+            )
+        orphans = {audio_id for _, audio_id in stale}
+        for check in REFERENCE_CHECKS:
+            if not orphans:
+                break
+            orphans -= set(check(s, orphans))
+        if orphans:
+            orphans -= set(
+                s.scalars(select(AudioOwnerRef.audio_id).where(AudioOwnerRef.audio_id.in_(orphans)))
+            )
+        if not orphans:
+            return []
+        rows = list(s.scalars(select(Audio).where(Audio.id.in_(orphans)).with_for_update()))
+        s.execute(delete(Audio).where(Audio.id.in_(orphans)))
+        s.execute(delete(ToolCacheEntry).where(ToolCacheEntry.audio_id.in_(orphans)))
+        store.cache_writes.forget(set(orphans))
+        return [audio_info(r) for r in sorted(rows, key=lambda r: r.id)]

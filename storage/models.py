@@ -1,4 +1,5 @@
-"""SQLAlchemy tables: conversations, audio, messages, runs, events and the tool cache.
+"""SQLAlchemy tables: conversations, audio, messages, runs, events, the tool cache, upload
+references, share links, login sessions and pending page uploads.
 
 Every column that is not obvious from its name carries a ``comment=`` (stored in the
 database on PostgreSQL) so the schema explains itself to whoever opens it with a SQL
@@ -361,3 +362,179 @@ class ShareLink(Base):
         comment="The shared conversation; one live link per conversation.",
     )
     created_at: Mapped[datetime] = _ts("When the link was made (UTC).")
+
+
+class BenchRun(Base):
+    __tablename__ = "bench_runs"
+    __table_args__ = (
+        Index("ix_bench_runs_owner_created_at", "owner", "created_at"),
+        {
+            "comment": "One benchmark run, attribution or ablation (python -m bench): its "
+            "configuration. Each question's run is an ordinary run of the conversation it "
+            "names; bench_results links them."
+        },
+    )
+
+    id: Mapped[str] = mapped_column(
+        String(32), primary_key=True, default=new_id, comment="uuid4 hex"
+    )
+    owner: Mapped[str] = mapped_column(
+        String(255),
+        default=DEFAULT_OWNER,
+        comment="Whose it is: its conversation's owner. 'local' (the CLI's default) is "
+        "shown to everyone in the Benchmarks tab; any other owner only to that owner.",
+    )
+    kind: Mapped[str] = mapped_column(
+        String(16), comment="run (bench run) | attribution (Shapley) | ablation (bench analyse)."
+    )
+    name: Mapped[str] = mapped_column(SafeText, default="", comment="Label shown in reports.")
+    benchmark: Mapped[str] = mapped_column(
+        String(16), comment="Format of the questions file: mmau | mmar | mmau-pro | demo."
+    )
+    questions_path: Mapped[str] = mapped_column(
+        SafeText, comment="The questions file as given on the command line (resolved)."
+    )
+    questions_sha256: Mapped[str] = mapped_column(
+        String(64), comment="sha256 of the questions file's bytes when the run started."
+    )
+    fingerprint: Mapped[str] = mapped_column(
+        String(64),
+        index=True,
+        comment="sha256 of kind, questions and configuration: the same command again "
+        "continues the unfinished run with this fingerprint instead of starting anew.",
+    )
+    config: Mapped[dict[str, Any]] = mapped_column(
+        JSON,
+        comment="Everything that was asked for: planners, strategies, tools, seeds, "
+        "budget, limit, judge, executor.",
+    )
+    conversation_id: Mapped[str | None] = mapped_column(
+        String(32),
+        ForeignKey("conversations.id", ondelete="SET NULL"),
+        nullable=True,
+        comment="The conversation holding its questions and their runs (NULL once deleted).",
+    )
+    total: Mapped[int] = mapped_column(
+        Integer, default=0, comment="Planned (question, configuration) runs."
+    )
+    created_at: Mapped[datetime] = _ts("When it was started (UTC).")
+    finished_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True),
+        nullable=True,
+        comment="When every planned run had its result (UTC); NULL while unfinished.",
+    )
+
+
+class BenchResult(Base):
+    __tablename__ = "bench_results"
+    __table_args__ = (
+        UniqueConstraint("bench_run_id", "item_id", "config_key"),
+        {
+            "comment": "One question under one configuration of a benchmark run: the run "
+            "that answered it and its score."
+        },
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bench_run_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("bench_runs.id", ondelete="CASCADE"), index=True
+    )
+    item_id: Mapped[str] = mapped_column(
+        String(255), comment="The question's id in the benchmark file (or its position)."
+    )
+    config_key: Mapped[str] = mapped_column(
+        String(64), comment="sha256 of the configuration (planner, strategy, tools, seed, budget)."
+    )
+    run_key: Mapped[str] = mapped_column(
+        String(64),
+        index=True,
+        comment="sha256 of the question (audio sha256s, text, choices, answer) and the "
+        "configuration: identical runs are never repeated, across benchmark runs.",
+    )
+    config: Mapped[dict[str, Any]] = mapped_column(
+        JSON, comment="planner, strategy, tools (sorted), seed, budget."
+    )
+    labels: Mapped[dict[str, Any]] = mapped_column(
+        JSON,
+        comment="The question's answer and groups (task, category, sub-category, "
+        "difficulty, modality) copied from the benchmark file, for reports without it.",
+    )
+    run_id: Mapped[str | None] = mapped_column(
+        String(128),
+        ForeignKey("runs.id", ondelete="SET NULL"),
+        nullable=True,
+        comment="The run that answered it (set before it starts; NULL before, or once "
+        "deleted). A run of another benchmark run with the same run_key is reused.",
+    )
+    message_id: Mapped[str | None] = mapped_column(
+        String(32),
+        ForeignKey("messages.id", ondelete="SET NULL"),
+        nullable=True,
+        comment="The question's message in the conversation (a rerun answers the same one).",
+    )
+    score: Mapped[dict[str, Any] | None] = mapped_column(
+        JSON(none_as_null=True),  # None is SQL NULL (not JSON null): "not scored yet"
+        nullable=True,
+        comment="The scores (bench.scoring.Score) once its run ended: prediction, token "
+        "rule, exact choice, MMAU-Pro match or judge, guess, tool calls; NULL before.",
+    )
+    created_at: Mapped[datetime] = _ts("When it was planned (UTC).")
+
+
+class LoginSession(Base):
+    __tablename__ = "sessions"
+    __table_args__ = (
+        Index("ix_sessions_owner", "owner"),
+        {
+            "comment": "Logins and API tokens (AUDIO_AGENT_USERS): one row per login cookie or "
+            "bearer token, so that logging out revokes it on the server. Only the sha256 of "
+            "the session id (carried, signed, in the cookie or token) is stored."
+        },
+    )
+
+    token_hash: Mapped[str] = mapped_column(
+        String(64), primary_key=True, comment="sha256 hex of the session id."
+    )
+    owner: Mapped[str] = mapped_column(String(255), comment="The logged-in owner ('user:<name>').")
+    kind: Mapped[str] = mapped_column(
+        String(16), comment="'cookie' (a browser login) or 'token' (POST /api/token)."
+    )
+    created_at: Mapped[datetime] = _ts("When the user logged in or made the token (UTC).")
+    expires_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), comment="When it stops working on its own (UTC)."
+    )
+    revoked_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True),
+        nullable=True,
+        comment="When it was revoked (logout, or logout everywhere); NULL while valid.",
+    )
+
+
+class UploadFile(Base):
+    __tablename__ = "upload_files"
+    __table_args__ = (
+        Index("ix_upload_files_owner", "owner"),
+        Index("ix_upload_files_created_at", "created_at"),
+        {
+            "comment": "Files the page's upload route (Gradio's /gradio_api/upload) kept on "
+            "disk for an owner before any question used them: counted in the owner's storage "
+            "quota and removed after AUDIO_AGENT_UPLOAD_TTL_HOURS."
+        },
+    )
+
+    id: Mapped[str] = mapped_column(
+        String(32), primary_key=True, default=new_id, comment="uuid4 hex"
+    )
+    path: Mapped[str] = mapped_column(SafeText, comment="Where Gradio stored the file.")
+    owner: Mapped[str] = mapped_column(String(255), comment="The owner who uploaded it.")
+    address: Mapped[str | None] = mapped_column(
+        String(64), nullable=True, comment="The client address it came from."
+    )
+    size_bytes: Mapped[int] = mapped_column(Integer, comment="Bytes on disk.")
+    audio_id: Mapped[str | None] = mapped_column(
+        String(64),
+        nullable=True,
+        comment="The recording a question made of it (its bytes then count there, not "
+        "here); NULL while nothing used it.",
+    )
+    created_at: Mapped[datetime] = _ts("When it was uploaded (UTC).")

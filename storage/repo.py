@@ -67,6 +67,7 @@ from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
 EXPORT_FORMAT = "audio-agent-conversation/1"
 INTERRUPTED_ERROR = "interrupted (server stopped)"
 ROLES = ("user", "assistant")
+DECODED_BYTES_PER_S = 16_000 * 2  # the stored copy of every recording: 16 kHz mono 16-bit
 
 T = TypeVar("T")
 
@@ -303,16 +304,22 @@ class Store:
             return s.scalar(stmt.limit(1)) is not None
 
     def stored_bytes(self, owner: str) -> int:
-        """Bytes of the recordings (as uploaded) that ``owner``'s conversations use; each
-        recording counted once. Deleting a conversation frees what only it used."""
+        """Bytes on disk of the recordings ``owner`` uploaded or uses: the original as
+        uploaded plus the decoded 16 kHz mono copy, each recording counted once, whether a
+        question used it yet or not. Deleting a conversation (or an unused upload expiring)
+        frees what only it held."""
         used = (
             select(Message.audio_id)
             .join(Conversation, Conversation.id == Message.conversation_id)
             .where(Conversation.owner == owner, Message.audio_id.is_not(None))
         )
+        uploaded = select(AudioOwnerRef.audio_id).where(AudioOwnerRef.owner == owner)
+        decoded = Audio.duration_s * DECODED_BYTES_PER_S
         with self._sessions() as s:
             total = s.execute(
-                select(func.coalesce(func.sum(Audio.size_bytes), 0)).where(Audio.id.in_(used))
+                select(func.coalesce(func.sum(Audio.size_bytes + decoded), 0)).where(
+                    or_(Audio.id.in_(used), Audio.id.in_(uploaded))
+                )
             ).scalar_one()
         return int(total)
 
@@ -566,8 +573,33 @@ class Store:
             payloads = list(s.scalars(stmt))
         return [parse_event(p) for p in payloads]
 
+    def stale_run_workers(self, lease_s: float) -> dict[str, tuple[datetime, datetime]]:
+        """Workers with running runs whose lease expired: worker id -> (its latest heartbeat,
+        the creation of its oldest such run), for deciding whether the worker is dead."""
+        cutoff = utc_now() - timedelta(seconds=lease_s)
+        stmt = (
+            select(Run.worker_id, func.max(Run.heartbeat_at), func.min(Run.created_at))
+            .where(
+                Run.status == "running",
+                Run.worker_id.is_not(None),
+                Run.heartbeat_at < cutoff,
+            )
+            .group_by(Run.worker_id)
+        )
+        with self.engine.connect() as conn:
+            return {
+                str(worker): (_utc(beat), _utc(created))
+                for worker, beat, created in conn.execute(stmt)
+            }
+
     def mark_interrupted_runs(
-        self, worker_id: str | None = None, lease_s: float | None = None, *, unowned: bool = True
+        self,
+        worker_id: str | None = None,
+        lease_s: float | None = None,
+        *,
+        unowned: bool = True,
+        only_workers: Sequence[str] | None = None,
+        message: str = INTERRUPTED_ERROR,
     ) -> list[str]:
         """Close runs left "running" by a stopped or dead server process; returns their ids.
 
@@ -575,9 +607,10 @@ class Store:
         ``worker_id`` and ``lease_s``: only this worker's own runs (left by its previous
         life), runs of no worker (unless ``unowned`` is False), and runs whose heartbeat is
         older than ``lease_s``: a live
-        process's runs are never touched. Each gets status "interrupted", error
-        "interrupted (server stopped)" and a final ``run_failed`` event (kind
-        "interrupted") after its last stored event, so replaying its events ends properly.
+        process's runs are never touched. ``only_workers``: of those, only the runs of these
+        workers. Each gets status "interrupted", error ``message`` and a final
+        ``run_failed`` event (kind "interrupted") after its last stored event, so replaying
+        its events ends properly.
         """
         stale = [Run.status == "running"]
         if lease_s is not None:
@@ -589,14 +622,14 @@ class Store:
                     *([Run.worker_id == worker_id] if worker_id else []),
                 )
             )
+        if only_workers is not None:
+            stale.append(Run.worker_id.in_(list(only_workers)))
         with self._sessions() as s:
             run_ids = list(s.scalars(select(Run.id).where(*stale)))
         closed: list[str] = []
         for run_id in run_ids:
             with self.engine.begin() as conn:
-                failed = RunFailed(
-                    run_id=run_id, seq=1, kind="interrupted", message=INTERRUPTED_ERROR
-                )
+                failed = RunFailed(run_id=run_id, seq=1, kind="interrupted", message=message)
                 values = fold_values([failed])
                 values["heartbeat_at"] = None
                 # Conditional: a run that finished or beat its heartbeat meanwhile is kept.
@@ -677,7 +710,7 @@ class Store:
                     audio_ids.extend(payload.get("audio_ids") or [])
             runs_by_message: dict[str, list[dict[str, Any]]] = {}
             for r in runs:
-                item = _run(r).model_dump(mode="json")
+                item = _run(r).public()
                 item["events"] = events_by_run.get(r.id, [])
                 runs_by_message.setdefault(r.message_id, []).append(item)
 

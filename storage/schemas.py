@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -63,3 +63,8 @@ class RunInfo(BaseModel):
     created_at: datetime
     finished_at: datetime | None = None
     worker_id: str | None = None  # the server process that runs (or ran) it
+
+    def public(self) -> dict[str, Any]:
+        """The run as the API and exports show it: without the server process that ran it
+        (host name and pid are nobody's business outside the server)."""
+        return self.model_dump(mode="json", exclude={"worker_id"})

@@ -18,8 +18,12 @@ import soundfile as sf
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("DO_NOT_TRACK", "1")
+# The machine counts as offline: tools that need a network (web search) are listed as
+# unavailable without a name lookup (agent.network); tests that want them say "on".
+os.environ.setdefault("AUDIO_AGENT_NETWORK", "off")
 # Keys from the developer's shell must not switch on real providers inside tests.
-for _var in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "DEEPSEEK_API_KEY"):
+for _var in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "DEEPSEEK_API_KEY",
+             "MOONSHOT_API_KEY", "OPENROUTER_API_KEY", "TAVILY_API_KEY"):  # fmt: skip
     os.environ.pop(_var, None)
 
 FIXTURES = Path(__file__).parent / "fixtures"

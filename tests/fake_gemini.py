@@ -7,10 +7,13 @@ in ``x-goog-upload-url``), ``GET`` and ``DELETE /{version}/files/{id}``. Every r
 recorded; generate calls play scripted replies in order (text, thought and function-call
 parts, usage metadata, or a Google-style error status).
 
-It is strict where the real API is: a request over the inline size limit, a model turn in
-the current turn whose first function call carries no thought signature (Gemini 3 and
-later), and function responses that do not answer the calls just before them get the 400
-the API sends. ``GET /{version}/models`` lists the models the fake serves.
+It is strict where the real API is: every generateContent body meets the rules built from
+failures users reported (``tests/fakes/gemini_rules.py``: the inline size limit, empty text
+parts, function-call turn order, function responses that do not answer the calls just
+before them, and for Gemini 3 and later thought signatures that are missing or that Gemini
+never issued), each answered with the API's own error body, and then ``google-genai``'s
+own request models (``tests/fakes/shapes.py``: unknown fields, wrong enum values).
+``GET /{version}/models`` lists the models the fake serves.
 """
 
 from __future__ import annotations
@@ -20,185 +23,32 @@ import itertools
 import json
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-STATUS_NAMES = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-}
+from tests.fakes.gemini_replies import (  # the scripted replies, used as fg.turn(...) etc.
+    Reply,
+    call,
+    error,
+    invalid_key,
+    quota_spent,
+    rate_limited,
+    text,
+    thought,
+    turn,
+    usage,
+)
+from tests.fakes.gemini_rules import GeminiProfile
+from tests.fakes.rules import rules_for
+from tests.fakes.shapes import gemini_errors
 
-
-# -- scripted replies ------------------------------------------------------------------------
-
-
-def _signed(part: dict[str, Any], signature: bytes | None) -> dict[str, Any]:
-    if signature is not None:  # the API sends standard base64
-        part["thoughtSignature"] = base64.b64encode(signature).decode()
-    return part
-
-
-def text(value: str, signature: bytes | None = None) -> dict[str, Any]:
-    return _signed({"text": value}, signature)
-
-
-def thought(value: str, signature: bytes | None = None) -> dict[str, Any]:
-    return _signed({"text": value, "thought": True}, signature)
-
-
-def call(
-    name: str,
-    args: dict[str, Any] | None = None,
-    *,
-    call_id: str | None = None,
-    signature: bytes | None = None,
-) -> dict[str, Any]:
-    function_call: dict[str, Any] = {"name": name, "args": args or {}}
-    if call_id is not None:
-        function_call["id"] = call_id
-    return _signed({"functionCall": function_call}, signature)
-
-
-def usage(prompt: int, candidates: int, thoughts: int = 0, audio: int = 0) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "promptTokenCount": prompt,
-        "candidatesTokenCount": candidates,
-        "totalTokenCount": prompt + candidates + thoughts,
-    }
-    if thoughts:
-        meta["thoughtsTokenCount"] = thoughts
-    if audio:
-        meta["promptTokensDetails"] = [
-            {"modality": "AUDIO", "tokenCount": audio},
-            {"modality": "TEXT", "tokenCount": prompt - audio},
-        ]
-    return meta
-
-
-@dataclass
-class Reply:
-    """One scripted answer to a generate call: chunks to stream, or an error status."""
-
-    chunks: list[dict[str, Any]] = field(default_factory=list)
-    status: int = 200
-    error: dict[str, Any] | None = None
-
-    def merged(self) -> dict[str, Any]:
-        """The chunks as one non-streamed GenerateContentResponse."""
-        parts: list[dict[str, Any]] = []
-        out: dict[str, Any] = {"modelVersion": "fake"}
-        finish = None
-        for chunk in self.chunks:
-            for candidate in chunk.get("candidates", []):
-                parts.extend(candidate.get("content", {}).get("parts", []))
-                finish = candidate.get("finishReason", finish)
-            if "usageMetadata" in chunk:
-                out["usageMetadata"] = chunk["usageMetadata"]
-            if "promptFeedback" in chunk:
-                out["promptFeedback"] = chunk["promptFeedback"]
-        candidate = {"content": {"role": "model", "parts": parts}, "index": 0}
-        if finish:
-            candidate["finishReason"] = finish
-        out["candidates"] = [candidate]
-        return out
-
-
-def turn(*parts: dict[str, Any], meta: dict[str, Any] | None = None, finish: str = "STOP") -> Reply:
-    """A model turn streamed one part per chunk; usage and finish reason on the last chunk."""
-    chunks = []
-    for index, part in enumerate(parts or [text("")]):
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
-        chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": "fake"}
-        if index == len(parts) - 1 or not parts:
-            candidate["finishReason"] = finish
-            if meta is not None:
-                chunk["usageMetadata"] = meta
-        chunks.append(chunk)
-    return Reply(chunks=chunks)
-
-
-def error(status: int, message: str, *, details: list[dict[str, Any]] | None = None) -> Reply:
-    body: dict[str, Any] = {
-        "code": status,
-        "message": message,
-        "status": STATUS_NAMES.get(status, "UNKNOWN"),
-    }
-    if details:
-        body["details"] = details
-    return Reply(status=status, error={"error": body})
-
-
-# The two 429s the Gemini API sends (both RESOURCE_EXHAUSTED; the QuotaFailure's quotaId tells
-# them apart). Shapes as quoted from the real API in
-# https://github.com/diegosouzapw/OmniRoute/issues/9504 (2026-08-01) and
-# https://dev.to/nils44344/gemini-api-429-resourceexhausted-why-your-limit-is-0-68o (2026-10-07);
-# the help link is https://ai.google.dev/gemini-api/docs/rate-limits. Checked 2026-12-01.
-def _quota_429(model: str, per: str, limit: int, retry_s: int) -> Reply:
-    metric = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
-    return error(
-        429,
-        "You exceeded your current quota, please check your plan and billing details. For "
-        "more information on this error, head to: https://ai.google.dev/gemini-api/docs/"
-        "rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n"
-        f"* Quota exceeded for metric: {metric}, limit: {limit}, model: {model}\n"
-        f"Please retry in {retry_s}.5s.",
-        details=[
-            {
-                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                "violations": [
-                    {
-                        "quotaMetric": metric,
-                        "quotaId": f"GenerateRequestsPer{per}PerProjectPerModel-FreeTier",
-                        "quotaDimensions": {"location": "global", "model": model},
-                        "quotaValue": str(limit),
-                    }
-                ],
-            },
-            {
-                "@type": "type.googleapis.com/google.rpc.Help",
-                "links": [
-                    {
-                        "description": "Learn more about Gemini API quotas",
-                        "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
-                    }
-                ],
-            },
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_s}s"},
-        ],
-    )
-
-
-def rate_limited(model: str, retry_s: int = 1) -> Reply:
-    """A per-minute request limit: clears within a minute, worth retrying."""
-    return _quota_429(model, "Minute", 5, retry_s)
-
-
-def quota_spent(model: str, limit: int = 20) -> Reply:
-    """The per-day quota used up (``limit=0``: the key's tier has none for the model)."""
-    return _quota_429(model, "Day", limit, 37000)
-
-
-def invalid_key(key: str) -> Reply:
-    """What Google answers for a wrong key (400, reason API_KEY_INVALID)."""
-    return error(
-        400,
-        f"API key not valid. Please pass a valid API key. (got {key})",
-        details=[
-            {
-                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                "reason": "API_KEY_INVALID",
-                "domain": "googleapis.com",
-            }
-        ],
-    )
+__all__ = [
+    "FakeGemini", "Reply", "call", "error", "invalid_key", "quota_spent", "rate_limited",
+    "text", "thought", "turn", "usage",
+]  # fmt: skip
 
 
 # -- the server ------------------------------------------------------------------------------
@@ -266,6 +116,8 @@ class FakeGemini:
         self.models = models  # with it set, other model ids get 404 NOT_FOUND
         self.key = key  # with it set, other keys get 400 API_KEY_INVALID
         self.requests: list[Recorded] = []
+        self.refused: list[str] = []  # the ids of the rules that refused a request
+        self.issued: set[bytes] = set()  # thought signatures handed out
         self.replies: deque[Reply] = deque()
         self.files: dict[str, dict[str, Any]] = {}  # id -> resource
         self.uploaded: dict[str, bytes] = {}  # id -> bytes received
@@ -303,43 +155,32 @@ class FakeGemini:
         return recorded
 
     def _check(self, recorded: Recorded) -> Reply | None:
-        """What the real generateContent rejects before generating anything."""
-        if len(recorded.body) > self.max_request_bytes:
-            return error(
-                400, f"Request payload size exceeds the limit: {self.max_request_bytes} bytes."
-            )
-        contents = (recorded.json or {}).get("contents") or []
-        # function responses answer the calls of the model turn just before them
-        for index, content in enumerate(contents):
-            responses = [p for p in content.get("parts", []) if "functionResponse" in p]
-            if not responses:
-                continue
-            previous = contents[index - 1] if index else {}
-            calls = [p for p in previous.get("parts", []) if "functionCall" in p]
-            if previous.get("role") != "model" or len(calls) != len(responses):
-                return error(
-                    400,
-                    "Please ensure that the number of function response parts is equal to the "
-                    "number of function call parts of the function call turn.",
-                )
-        if self.require_signatures:
-            # the current turn: everything after the last user text
-            start = max(
-                (i for i, c in enumerate(contents)
-                 if c.get("role") == "user" and any("text" in p for p in c.get("parts", []))),
-                default=0,
-            )  # fmt: skip
-            for content in contents[start:]:
-                calls = [p for p in content.get("parts", []) if "functionCall" in p]
-                if calls and "thoughtSignature" not in calls[0]:
-                    name = calls[0]["functionCall"].get("name")
-                    return error(
-                        400,
-                        "Function call is missing a thought_signature in functionCall parts. "
-                        f"Additional data, function call `default_api:{name}`. Please refer to "
-                        "https://ai.google.dev/gemini-api/docs/thought-signatures",
-                    )
+        """What the real generateContent refuses before generating anything."""
+        profile = GeminiProfile(
+            require_signatures=self.require_signatures,
+            max_request_bytes=self.max_request_bytes,
+            issued=self.issued,
+            request_bytes=len(recorded.body),
+        )
+        body = recorded.json or {}
+        for candidate in rules_for("gemini"):
+            found = candidate.check(body, profile)
+            if found is not None:
+                self.refused.append(found.rule)
+                return Reply(status=found.status, error=found.body)
+        errors = gemini_errors(body)
+        if errors:
+            self.refused.append("sdk_shape")
+            return error(400, "Invalid JSON payload received. " + errors[0])
         return None
+
+    def _issue(self, reply: Reply) -> None:
+        """Remember the thought signatures this reply hands out (only those are valid)."""
+        for chunk in reply.chunks:
+            for candidate in chunk.get("candidates", []):
+                for part in candidate.get("content", {}).get("parts", []):
+                    if "thoughtSignature" in part:
+                        self.issued.add(base64.b64decode(part["thoughtSignature"]))
 
     def _build(self) -> FastAPI:
         app = FastAPI()
@@ -376,6 +217,7 @@ class FakeGemini:
             reply = self._next_reply()
             if reply.error is not None:
                 return JSONResponse(reply.error, status_code=reply.status)
+            self._issue(reply)
             if method == "streamGenerateContent":
                 if request.query_params.get("alt") != "sse":
                     return JSONResponse(reply.chunks)  # a JSON array, without ?alt=sse

@@ -5,15 +5,21 @@ streamed), the Responses API (its typed event stream), audio transcriptions and 
 list. Responses are scripted: a queue of ``Reply`` objects, or a function of the request
 body. Every request body is recorded for assertions.
 
-It is strict: it rejects what the real APIs reject (``Strict`` below; each rule cites its
-source) and sends what they send (the full function name repeated in every chunk where
-some servers do, ``Retry-After``, usage shapes, ``x-request-id``).
+One server plays several providers: each model has a ``Strict`` profile naming its
+provider (``flavor``: openai, deepseek, kimi, openrouter, vllm) and what it accepts. It is
+strict: every body first meets the rules built from failures users reported
+(``tests/fakes/openai_rules.py``, ``tests/fakes/compat_rules.py``; each answers with the
+provider's own error body), then the ``openai`` SDK's own request types
+(``tests/fakes/shapes.py``: unknown keys, missing keys, wrong item types, wrong enum values).
+It sends what the providers send: reasoning in the provider's field (``reasoning_content``,
+vLLM's ``reasoning``, OpenRouter's ``reasoning_details`` in pieces), the full function name
+repeated in every chunk where some servers do, ``Retry-After``, cached-token counts,
+``x-request-id``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import time
 from collections import deque
@@ -24,6 +30,20 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from tests.fakes import compat_rules, openai_rules  # noqa: F401 - they register the rules
+from tests.fakes.profile import Strict
+from tests.fakes.responses_api import (
+    ResponsesReply,
+    pieces,
+    response_events,
+    response_items,
+    response_object,
+)
+from tests.fakes.rules import Refusal, openai_error, rules_for
+from tests.fakes.shapes import openai_errors
+
+__all__ = ["FakeOpenAI", "Reply", "ResponsesReply", "Strict"]
+
 
 @dataclass
 class Reply:
@@ -31,6 +51,7 @@ class Reply:
     reasoning: str = ""
     tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, raw JSON args)
     usage: tuple[int, int] = (100, 20)
+    cached_tokens: int = 0  # of the prompt tokens, served from the provider's cache
     audio_tokens: int = 0
     status: int = 200  # non-200: an error reply with ``error`` as the message
     error: str = "scripted error"
@@ -38,27 +59,6 @@ class Reply:
     param: str | None = None
     retry_after: float | None = None  # seconds, sent as Retry-After with an error
     delay_s: float = 0.0
-
-
-@dataclass
-class Strict:
-    """What a model accepts; the fake answers 400 (with the real message) otherwise."""
-
-    # Reasoning models take only the default temperature and max_completion_tokens.
-    # https://platform.openai.com/docs/guides/reasoning ("Unsupported value: 'temperature'
-    # does not support 0.2 with this model. Only the default (1) value is supported.")
-    reasoning: bool = False
-    # Voxtral (mistral-common before tokenizer v13) rejects a system prompt with audio.
-    # https://github.com/mistralai/mistral-common/pull/305
-    no_system_with_audio: bool = False
-    # input_audio formats the model takes (https://platform.openai.com/docs/guides/audio)
-    audio_formats: tuple[str, ...] = ("wav", "mp3")
-    # "Your organization must be verified to stream this model" (400, param stream)
-    # https://help.openai.com/en/articles/10910291-api-organization-verification
-    refuse_stream: bool = False
-    # Some OpenAI-compatible servers repeat the whole function name in every tool-call
-    # chunk (OpenAI sends it once); a client must not concatenate them.
-    repeat_names: bool = False
 
 
 @dataclass
@@ -88,6 +88,7 @@ class FakeOpenAI:
         # Or answer from the uploaded wav bytes (concurrent windows arrive in any order).
         self.transcript_fn: Callable[[bytes], dict[str, Any]] | None = None
         self.requests: list[Recorded] = []
+        self.refused: list[str] = []  # the ids of the rules that refused a request
         self.app = self._build()
 
     def chat_bodies(self) -> list[dict[str, Any]]:
@@ -102,6 +103,29 @@ class FakeOpenAI:
 
     def strict(self, model: str) -> Strict:
         return (self.models or {}).get(model, Strict())
+
+    def _refuse(self, endpoint: str, body: dict[str, Any]) -> JSONResponse | None:
+        """The first rule the body breaks, then the SDK's request types; None: accepted."""
+        strict = self.strict(str(body.get("model")))
+        for candidate in rules_for(endpoint):
+            found = candidate.check(body, strict)
+            if found is not None:
+                return self._answer(found)
+        if endpoint in ("chat", "responses"):
+            errors = openai_errors(endpoint, body, strict.extensions())
+            if errors:
+                where = errors[0].removeprefix("body.")
+                message = f"Invalid request ({where})."
+                return self._answer(
+                    Refusal(*openai_error(message, where.split(":")[0]), "sdk_shape")
+                )
+        return None
+
+    def _answer(self, found: Refusal) -> JSONResponse:
+        self.refused.append(found.rule)
+        return JSONResponse(
+            found.body, status_code=found.status, headers={"x-request-id": "req_fake"}
+        )
 
     def _gate(self, request: Request, model: str | None) -> JSONResponse | None:
         """The checks every endpoint makes first: the key, then the model."""
@@ -150,25 +174,21 @@ class FakeOpenAI:
             self.requests.append(Recorded(request.url.path, body, dict(request.headers)))
             if (refused := self._gate(request, body.get("model"))) is not None:
                 return refused
-            if (rejected := _check_chat(body, self.strict(body["model"]))) is not None:
-                return _error(rejected)
+            if (refused := self._refuse("chat", body)) is not None:
+                return refused
             reply = self._next_chat(body)
             if reply.delay_s:
                 await asyncio.sleep(reply.delay_s)
             if reply.status != 200:
                 return _error(reply)
+            strict = self.strict(body["model"])
             if body.get("stream"):
                 include_usage = (body.get("stream_options") or {}).get("include_usage")
                 return StreamingResponse(
-                    _chunks(
-                        body["model"],
-                        reply,
-                        bool(include_usage),
-                        repeat_names=self.strict(body["model"]).repeat_names,
-                    ),
+                    _chunks(body["model"], reply, bool(include_usage), strict),
                     media_type="text/event-stream",
                 )
-            return JSONResponse(_completion(body["model"], reply))
+            return JSONResponse(_completion(body["model"], reply, strict))
 
         @app.post("/v1/responses")
         async def responses(request: Request):
@@ -176,16 +196,17 @@ class FakeOpenAI:
             self.requests.append(Recorded(request.url.path, body, dict(request.headers)))
             if (refused := self._gate(request, body.get("model"))) is not None:
                 return refused
-            if (rejected := _check_responses(body, self.strict(body["model"]))) is not None:
-                return _error(rejected)
+            if (refused := self._refuse("responses", body)) is not None:
+                return refused
             reply = self.responses.popleft() if self.responses else ResponsesReply(text="ok")
             if reply.error is not None:
                 return _error(reply.error)
             if body.get("stream"):
                 return StreamingResponse(
-                    _response_events(body["model"], reply), media_type="text/event-stream"
+                    response_events(body["model"], reply, body), media_type="text/event-stream"
                 )
-            return JSONResponse(_response_object(body["model"], reply))
+            items = response_items(reply, body)
+            return JSONResponse(response_object(body["model"], reply, items))
 
         @app.post("/v1/audio/transcriptions")
         async def transcriptions(request: Request):
@@ -198,6 +219,8 @@ class FakeOpenAI:
             self.requests.append(Recorded(request.url.path, fields, dict(request.headers)))
             if (refused := self._gate(request, str(fields.get("model")))) is not None:
                 return refused
+            if (refused := self._refuse("transcription", fields)) is not None:
+                return refused
             if self.transcripts:
                 reply = self.transcripts.popleft()
             elif self.transcript_fn:
@@ -209,6 +232,16 @@ class FakeOpenAI:
             if fields.get("response_format") == "verbose_json":
                 return JSONResponse(
                     {"task": "transcribe", "language": "english", "duration": 1.0, **reply}
+                )
+            if self.strict(str(fields.get("model"))).json_only_transcription:
+                # gpt-transcribe: the detected languages, usage by duration
+                # (the openai SDK's Transcription type: ``languages: [{"code": ...}]``)
+                return JSONResponse(
+                    {
+                        "text": reply["text"],
+                        "languages": reply.get("languages", [{"code": "en"}]),
+                        "usage": {"type": "duration", "seconds": 1.0},
+                    }
                 )
             return JSONResponse({"text": reply["text"]})
 
@@ -234,87 +267,41 @@ def _error(reply: Reply) -> JSONResponse:
     )
 
 
-def _bad(message: str, param: str, code: str = "unsupported_value") -> Reply:
-    return Reply(status=400, error=message, param=param, code=code)
-
-
-def _check_chat(body: dict[str, Any], strict: Strict) -> Reply | None:
-    """What the real Chat Completions API rejects, for the model's ``Strict`` rules."""
-    if strict.reasoning:
-        temperature = body.get("temperature")
-        if temperature is not None and temperature != 1:
-            return _bad(
-                f"Unsupported value: 'temperature' does not support {temperature} with this "
-                "model. Only the default (1) value is supported.",
-                "temperature",
-            )
-        if "max_tokens" in body:
-            return _bad(
-                "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                "Use 'max_completion_tokens' instead.",
-                "max_tokens",
-                "unsupported_parameter",
-            )
-    if strict.refuse_stream and body.get("stream"):
-        return _bad(
-            "Your organization must be verified to stream this model. Please go to: "
-            "https://platform.openai.com/settings/organization/general and click on Verify "
-            "Organization.",
-            "stream",
-        )
-    messages = body.get("messages") or []
-    has_audio = False
-    for message in messages:
-        content = message.get("content")
-        for part in content if isinstance(content, list) else []:
-            if part.get("type") == "input_audio":
-                has_audio = True
-                fmt = (part.get("input_audio") or {}).get("format")
-                if fmt not in strict.audio_formats:
-                    return _bad(
-                        f"Invalid value: '{fmt}'. Supported values are: "
-                        + ", ".join(f"'{f}'" for f in strict.audio_formats),
-                        "messages.content.input_audio.format",
-                        "invalid_value",
-                    )
-    if (
-        strict.no_system_with_audio
-        and has_audio
-        and any(m.get("role") == "system" for m in messages)
-    ):
-        # vLLM passes mistral-common's ValueError on as a 400
-        return _bad("System prompt is not supported with audio.", "messages", "BadRequestError")
-    # Every assistant tool call is answered by a tool message with its id, and every tool
-    # message answers one (https://platform.openai.com/docs/guides/function-calling).
-    pending: set[str] = set()
-    for message in messages:
-        if message.get("role") == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in pending:
-                return _bad(
-                    "Invalid parameter: messages with role 'tool' must be a response to a "
-                    "preceeding message with 'tool_calls'.",
-                    "messages",
-                    "invalid_value",
-                )
-            pending.discard(call_id)
-            continue
-        if pending:
-            return _bad(
-                "An assistant message with 'tool_calls' must be followed by tool messages "
-                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                f"response messages: {', '.join(sorted(pending))}",
-                "messages",
-                "invalid_value",
-            )
-        if message.get("role") == "assistant":
-            pending = {c["id"] for c in message.get("tool_calls") or []}
-    return None
-
-
-def _completion(model: str, reply: Reply) -> dict[str, Any]:
+def _usage(reply: Reply, strict: Strict) -> dict[str, Any]:
     prompt, completion = reply.usage
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {
+            "audio_tokens": reply.audio_tokens,
+            "cached_tokens": reply.cached_tokens,
+        },
+    }
+    if strict.flavor == "deepseek":  # DeepSeek's own cache fields (no details object)
+        del usage["prompt_tokens_details"]
+        usage["prompt_cache_hit_tokens"] = reply.cached_tokens
+        usage["prompt_cache_miss_tokens"] = prompt - reply.cached_tokens
+    return usage
+
+
+def _reasoning_fields(strict: Strict, text: str) -> dict[str, Any]:
+    """How the provider sends (a piece of) reasoning beside the message."""
+    if not text:
+        return {}
+    if strict.flavor == "openrouter":
+        return {
+            "reasoning": text,
+            "reasoning_details": [
+                {"type": "reasoning.text", "text": text, "format": "unknown", "index": 0}
+            ],
+        }
+    return {strict.reasoning_key: text}
+
+
+def _completion(model: str, reply: Reply, strict: Strict) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    message.update(_reasoning_fields(strict, reply.reasoning))
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
@@ -326,16 +313,11 @@ def _completion(model: str, reply: Reply) -> dict[str, Any]:
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"audio_tokens": reply.audio_tokens, "cached_tokens": 0},
-        },
+        "usage": _usage(reply, strict),
     }
 
 
-def _chunks(model: str, reply: Reply, include_usage: bool, *, repeat_names: bool = False):
+def _chunks(model: str, reply: Reply, include_usage: bool, strict: Strict):
     def chunk(delta: dict[str, Any], finish: str | None = None, usage=None) -> str:
         payload = {
             "id": "chatcmpl-fake",
@@ -349,9 +331,9 @@ def _chunks(model: str, reply: Reply, include_usage: bool, *, repeat_names: bool
         return f"data: {json.dumps(payload)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
-    for piece in _pieces(reply.reasoning):
-        yield chunk({"reasoning_content": piece})
-    for piece in _pieces(reply.text):
+    for piece in pieces(reply.reasoning):
+        yield chunk(_reasoning_fields(strict, piece))
+    for piece in pieces(reply.text):
         yield chunk({"content": piece})
     for index, (name, arguments) in enumerate(reply.tool_calls):
         half = len(arguments) // 2
@@ -368,209 +350,10 @@ def _chunks(model: str, reply: Reply, include_usage: bool, *, repeat_names: bool
             }
         )
         later: dict[str, Any] = {"arguments": arguments[half:]}
-        if repeat_names:
+        if strict.repeat_names:
             later["name"] = name
         yield chunk({"tool_calls": [{"index": index, "function": later}]})
     yield chunk({}, finish="tool_calls" if reply.tool_calls else "stop")
-    if include_usage:
-        prompt, completion = reply.usage
-        yield chunk(
-            {},
-            usage={
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-            },
-        )
+    if include_usage and strict.usage_in_stream:
+        yield chunk({}, usage=_usage(reply, strict))
     yield "data: [DONE]\n\n"
-
-
-def _pieces(text: str, size: int = 7) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-# -- the Responses API ------------------------------------------------------------------------
-
-
-@dataclass
-class ResponsesReply:
-    """One scripted Responses API answer: a reasoning summary, text, function calls."""
-
-    text: str = ""
-    summary: str = ""  # the reasoning summary (a reasoning item is sent when set)
-    calls: list[tuple[str, str]] = field(default_factory=list)  # (name, raw JSON arguments)
-    usage: tuple[int, int, int] = (120, 30, 10)  # input, output, of which reasoning
-    error: Reply | None = None
-
-
-_ITEM_IDS = iter(range(1, 1_000_000))
-
-
-def _check_responses(body: dict[str, Any], strict: Strict) -> Reply | None:
-    """What the real Responses API rejects (https://platform.openai.com/docs/api-reference/responses)."""
-    if strict.reasoning and "temperature" in body:
-        # OpenAI's latest-model guide: "When reasoning effort is not none, remove
-        # temperature, top_p, and top_logprobs."
-        return _bad(
-            "Unsupported parameter: 'temperature' is not supported with this model.",
-            "temperature",
-            "unsupported_parameter",
-        )
-    if strict.refuse_stream and body.get("stream"):
-        return _bad(
-            "Your organization must be verified to stream this model. Please go to: "
-            "https://platform.openai.com/settings/organization/general and click on Verify "
-            "Organization.",
-            "stream",
-        )
-    items = body.get("input")
-    if not isinstance(items, list):
-        return None
-    calls: dict[str, int] = {}
-    reasoning_ids: set[str] = set()
-    for index, item in enumerate(items):
-        kind = item.get("type")
-        if kind == "reasoning":
-            reasoning_ids.add(item.get("id"))
-        elif kind == "function_call":
-            calls[item["call_id"]] = index
-        elif kind == "function_call_output":
-            if item.get("call_id") not in calls:
-                return _bad(
-                    f"No tool call found for function call output with call_id "
-                    f"{item.get('call_id')}.",
-                    "input",
-                    "invalid_value",
-                )
-            calls.pop(item["call_id"])
-    if calls:
-        missing = ", ".join(sorted(calls))
-        return _bad(f"No tool output found for function call {missing}.", "input", "invalid_value")
-    # A reasoning model's function call goes back with the reasoning item that preceded it
-    # (https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context).
-    if strict.reasoning:
-        for item in items:
-            if item.get("type") == "function_call" and str(item.get("id", "")).startswith("fc_"):
-                wanted = "rs_" + item["id"][3:].split("_")[0]
-                if wanted not in reasoning_ids:
-                    return _bad(
-                        f"Item '{item['id']}' of type 'function_call' was provided without its "
-                        f"required 'reasoning' item: '{wanted}'.",
-                        "input",
-                        "invalid_value",
-                    )
-    return None
-
-
-def _response_items(reply: ResponsesReply) -> list[dict[str, Any]]:
-    n = next(_ITEM_IDS)
-    items: list[dict[str, Any]] = []
-    if reply.summary or reply.calls:
-        items.append(
-            {
-                "type": "reasoning",
-                "id": f"rs_{n}",
-                "summary": [{"type": "summary_text", "text": reply.summary}]
-                if reply.summary
-                else [],
-                "encrypted_content": f"enc-{n}",
-            }
-        )
-    if reply.text:
-        items.append(
-            {
-                "type": "message",
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
-            }
-        )
-    for i, (name, arguments) in enumerate(reply.calls):
-        # the reasoning item that led to the call shares its number (see _check_responses)
-        items.append(
-            {
-                "type": "function_call",
-                "id": f"fc_{n}" if i == 0 else f"fc_{n}_{i}",
-                "call_id": f"call_{n}_{i}",
-                "name": name,
-                "arguments": arguments,
-                "status": "completed",
-            }
-        )
-    return items
-
-
-def _response_object(
-    model: str, reply: ResponsesReply, items: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    prompt, output, reasoning = reply.usage
-    return {
-        "id": "resp_fake",
-        "object": "response",
-        "created_at": int(time.time()),
-        "model": model,
-        "status": "completed",
-        "output": items if items is not None else _response_items(reply),
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": prompt,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": output,
-            "output_tokens_details": {"reasoning_tokens": reasoning},
-            "total_tokens": prompt + output,
-        },
-    }
-
-
-def _response_events(model: str, reply: ResponsesReply):
-    """The typed event stream (https://platform.openai.com/docs/api-reference/responses-streaming)."""
-    seq = itertools.count()
-
-    def event(kind: str, **fields: Any) -> str:
-        payload = {"type": kind, "sequence_number": next(seq), **fields}
-        return f"event: {kind}\ndata: {json.dumps(payload)}\n\n"
-
-    items = _response_items(reply)
-    started = {**_response_object(model, reply, []), "status": "in_progress", "usage": None}
-    yield event("response.created", response=started)
-    for index, item in enumerate(items):
-        opened = dict(item)
-        if item["type"] == "reasoning":
-            opened["summary"] = []
-        elif item["type"] == "message":
-            opened["content"] = []
-        elif item["type"] == "function_call":
-            opened["arguments"] = ""
-        yield event("response.output_item.added", output_index=index, item=opened)
-        if item["type"] == "reasoning":
-            for piece in _pieces(reply.summary):
-                yield event(
-                    "response.reasoning_summary_text.delta",
-                    item_id=item["id"],
-                    output_index=index,
-                    summary_index=0,
-                    delta=piece,
-                )
-        elif item["type"] == "message":
-            for piece in _pieces(reply.text):
-                yield event(
-                    "response.output_text.delta",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    delta=piece,
-                    logprobs=[],
-                )
-        elif item["type"] == "function_call":
-            for piece in _pieces(item["arguments"]):
-                yield event(
-                    "response.function_call_arguments.delta",
-                    item_id=item["id"],
-                    output_index=index,
-                    delta=piece,
-                )
-        yield event("response.output_item.done", output_index=index, item=item)
-    yield event("response.completed", response=_response_object(model, reply, items))

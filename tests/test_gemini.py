@@ -310,12 +310,14 @@ async def test_history_without_raw_is_rebuilt(fake):
     contents = fake.generate_requests[0].json["contents"]
     assert [c["role"] for c in contents] == ["user", "model", "user", "model", "user"]
     assert contents[1]["parts"] == [{"text": "Earlier answer: a dog."}]
-    # our own generated id is not sent to the API as if the model had given it
-    # (and its first call carries the documented stand-in signature)
+    # our own generated id is not sent to the API as if the model had given it, and its
+    # first call carries the documented stand-in signature as the literal string (the old
+    # code sent the string's base64, which Gemini 3+ refuses: "Thought signature is not
+    # valid", langchain-ai/langchain-google#1570)
     assert contents[3]["parts"] == [
         {
             "functionCall": {"name": "sound_events", "args": {"top_k": 1}},
-            "thoughtSignature": base64.b64encode(b"skip_thought_signature_validator").decode(),
+            "thoughtSignature": "skip_thought_signature_validator",
         }
     ]
     assert contents[4]["parts"] == [

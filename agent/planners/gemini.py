@@ -8,6 +8,7 @@ reasoning across function calls.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -32,9 +33,14 @@ from agent.remote import ModelConfig
 
 GENERATED_ID_PREFIX = "gemini_call_"
 # Gemini 3+ rejects a function call in the current turn without its thought signature; a
-# turn rebuilt without the original (no ``raw``) carries the documented stand-in instead.
-# https://ai.google.dev/gemini-api/docs/thought-signatures
-STAND_IN_SIGNATURE = b"skip_thought_signature_validator"
+# turn rebuilt without the original (no ``raw``) carries the documented stand-in instead
+# (https://ai.google.dev/gemini-api/docs/thought-signatures). The API must receive the
+# literal string "skip_thought_signature_validator"; the SDK base64-encodes the bytes of a
+# signature (URL-safe alphabet), so these are the bytes whose encoding is that string.
+# Sending the string's own bytes arrives as "c2tpcF90...", which Gemini 3+ refuses with
+# "Thought signature is not valid." (langchain-ai/langchain-google#1570, fixed in #1972).
+STAND_IN_TEXT = "skip_thought_signature_validator"
+STAND_IN_SIGNATURE = base64.urlsafe_b64decode(STAND_IN_TEXT)
 
 
 class GeminiPlanner:
@@ -101,9 +107,13 @@ class GeminiPlanner:
             fields["tools"] = [
                 types.Tool(function_declarations=[function_declaration(s) for s in tools])
             ]
-        for option in ("temperature", "top_p", "top_k", "max_output_tokens", "seed"):
+        for option in ("top_p", "top_k", "max_output_tokens", "seed"):
             if option in options:
                 fields[option] = options[option]
+        # Gemini 3+ is tuned for its default temperature (lower values can loop): the
+        # catalogue marks it supports_temperature = false and none is ever sent.
+        if "temperature" in options and self.config.supports_temperature:
+            fields["temperature"] = options["temperature"]
         thinking: dict[str, Any] = {}
         if options.get("include_thoughts"):
             thinking["include_thoughts"] = True
@@ -121,7 +131,7 @@ class GeminiPlanner:
             model=self.config.model, contents=contents, config=request_config
         )
         parts: list[types.Part] = []
-        usage = Usage()
+        usage = Usage(reported=False)  # until a chunk carries the counts
         block_reason: str | None = None
         async for response in stream:
             if response.usage_metadata is not None:
@@ -164,10 +174,11 @@ def function_declaration(spec: ToolSpec) -> types.FunctionDeclaration:
 
 
 def usage_of(metadata: types.GenerateContentResponseUsageMetadata) -> Usage:
-    """Thinking tokens are billed as output."""
+    """Thinking tokens are billed as output; cached prompt tokens at the cache price."""
     return Usage(
         input_tokens=metadata.prompt_token_count or 0,
         output_tokens=(metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0),
+        cache_read_tokens=metadata.cached_content_token_count or 0,
     )
 
 
@@ -224,7 +235,11 @@ def to_contents(messages: list[ChatMessage]) -> tuple[str | None, list[types.Con
                     if index == 0:
                         part.thought_signature = STAND_IN_SIGNATURE
                     parts.append(part)
-                content = types.Content(role="model", parts=parts or [types.Part(text="")])
+                content = types.Content(role="model", parts=parts)
+            if not _says_anything(content):
+                # an empty model turn: Gemini refuses an empty text part ("Unable to submit
+                # request because it has an empty text parameter"), so it is left out
+                continue
             call_ids = {
                 p.function_call.id
                 for p in content.parts or []
@@ -248,6 +263,14 @@ def to_contents(messages: list[ChatMessage]) -> tuple[str | None, list[types.Con
             else:
                 contents.append(types.Content(role="user", parts=[part]))
     return ("\n\n".join(system) or None), contents
+
+
+def _says_anything(content: types.Content) -> bool:
+    """Whether a model turn has a part other than empty text."""
+    return any(
+        not _plain_text(part) or bool(part.text) or part.thought_signature
+        for part in content.parts or []
+    )
 
 
 def own_content(raw: Any) -> types.Content | None:

@@ -4,10 +4,17 @@ OpenRouter) through the ``openai`` SDK. OpenAI's own models use the Responses AP
 
 Streams text; native function calling with tool-call deltas assembled by index, or, for
 endpoints without it (``function_calling = false`` in the catalogue), the tag protocol.
-Reasoning text that the endpoint returns separately (``reasoning_content`` or
-``reasoning``) is streamed as reasoning. What the model accepts comes from the catalogue
-entry: ``supports_temperature``, ``max_tokens_param``, ``streaming``; a provider that
-refuses to stream (OpenAI's 400 for unverified organisations) gets a non-streamed call.
+Reasoning that the endpoint returns separately (``reasoning_content``, ``reasoning``,
+``reasoning_details``) is streamed as reasoning; for entries marked ``thinking = true`` (or
+with a ``reasoning_field``) it is sent back next to the turn's tool calls
+(``agent.planners.reasoning_echo``): thinking models refuse the next request without it,
+while other servers may refuse a field they do not know.
+A tool call the app made for the model (``caption_first``'s opening caption) has no
+reasoning to send back; for a thinking model (``thinking = true``) it goes to the model as
+a note with its result instead of as a call it never made.
+What the model accepts comes from the catalogue entry: ``supports_temperature``,
+``max_tokens_param``, ``streaming``; a provider that refuses to stream (OpenAI's 400 for
+unverified organisations) gets a non-streamed call.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import openai
 
 from agent.chat_request import create_chat
 from agent.events import Usage
-from agent.openai_client import classify_error, make_client, refuses_streaming
+from agent.openai_client import chat_usage, classify_error, make_client, refuses_streaming
 from agent.planners.base import (
     ChatMessage,
     PlannerChunk,
@@ -30,9 +37,14 @@ from agent.planners.base import (
     ToolSpec,
     TurnEnd,
 )
+from agent.planners.reasoning_echo import ReasoningRecord, attach, own_turn
 from agent.planners.retrying import remote_turn
 from agent.planners.tag_protocol import format_result, parse_tool_calls, tool_instructions
 from agent.remote import ModelConfig
+
+MADE_FOR_YOU = (
+    "Before your turn, the app ran these tools for you (you did not call them); their results:"
+)
 
 
 class OpenAICompatPlanner:
@@ -99,16 +111,12 @@ class OpenAICompatPlanner:
     ) -> AsyncIterator[PlannerChunk]:
         """One non-streamed call, given out as the same chunks a stream would give."""
         response = await create_chat(self.client, request)
-        usage = Usage()
-        if response.usage:
-            usage = Usage(
-                input_tokens=response.usage.prompt_tokens or 0,
-                output_tokens=response.usage.completion_tokens or 0,
-            )
+        usage = chat_usage(response.usage)
         text = ""
+        record = ReasoningRecord()
         if response.choices:
             message = response.choices[0].message
-            reasoning = _reasoning_text(message)
+            reasoning = record.add(message)
             if reasoning:
                 yield TextDelta(reasoning, kind="reasoning")
             text = message.content or ""
@@ -124,7 +132,7 @@ class OpenAICompatPlanner:
         if not self.native_tools and tools:
             for call in parse_tool_calls(text, f"tag{next(self._ids)}"):
                 yield call
-        yield TurnEnd(usage=usage, cost=self.config.prices.cost(usage))
+        yield TurnEnd(usage=usage, cost=self.config.prices.cost(usage), raw=record.raw())
 
     async def _streamed(
         self, request: dict[str, Any], tools: list[ToolSpec]
@@ -135,18 +143,16 @@ class OpenAICompatPlanner:
         stream = await create_chat(self.client, request)
         text_parts: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
-        usage = Usage()
+        usage = Usage(reported=False)  # until a chunk carries the counts
+        record = ReasoningRecord()
         async for chunk in stream:
             if chunk.usage:
-                usage = Usage(
-                    input_tokens=chunk.usage.prompt_tokens or 0,
-                    output_tokens=chunk.usage.completion_tokens or 0,
-                )
+                usage = chat_usage(chunk.usage)
             for choice in chunk.choices or []:
                 delta = choice.delta
                 if delta is None:
                     continue
-                reasoning = _reasoning_text(delta)
+                reasoning = record.add(delta)
                 if reasoning:
                     yield TextDelta(reasoning, kind="reasoning")
                 if delta.content:
@@ -166,7 +172,7 @@ class OpenAICompatPlanner:
         if not self.native_tools and tools:
             for call in parse_tool_calls("".join(text_parts), f"tag{next(self._ids)}"):
                 yield call
-        yield TurnEnd(usage=usage, cost=self.config.prices.cost(usage))
+        yield TurnEnd(usage=usage, cost=self.config.prices.cost(usage), raw=record.raw())
 
     def _request(self, slot: dict[str, Any]) -> ToolCallRequest:
         call_id = slot["id"] or f"call_{next(self._ids)}"
@@ -189,6 +195,7 @@ class OpenAICompatPlanner:
 
     def _messages(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> list[dict]:
         out: list[dict[str, Any]] = []
+        made_for_model: set[str] = set()  # calls the app made: their results go as a note
         for message in messages:
             if message.role == "system":
                 content = message.content
@@ -198,26 +205,17 @@ class OpenAICompatPlanner:
             elif message.role == "user":
                 out.append({"role": "user", "content": message.content})
             elif message.role == "assistant":
-                item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
-                if self.native_tools and message.tool_calls:
-                    item["tool_calls"] = [
-                        {
-                            "id": call.id,
-                            "type": "function",
-                            "function": {
-                                "name": call.name,
-                                "arguments": call.arguments.get("_raw")
-                                if call.parse_error
-                                else json.dumps(call.arguments),
-                            },
-                        }
-                        for call in message.tool_calls
-                    ]
-                if item["content"] is None and "tool_calls" not in item:
-                    item["content"] = ""
-                out.append(item)
+                if message.tool_calls and self.config.thinking and not own_turn(message.raw):
+                    # a thinking model has no reasoning for a call it never made
+                    made_for_model.update(call.id for call in message.tool_calls)
+                    if message.content:
+                        out.append({"role": "assistant", "content": message.content})
+                    continue
+                out.append(self._assistant_item(message))
             elif message.role == "tool":
-                if self.native_tools:
+                if message.tool_call_id in made_for_model:
+                    _add_result(out, message, heading=MADE_FOR_YOU)
+                elif self.native_tools:
                     out.append(
                         {
                             "role": "tool",
@@ -226,16 +224,50 @@ class OpenAICompatPlanner:
                         }
                     )
                 else:
-                    text = format_result(
-                        message.name or "", message.tool_call_id or "", message.content
-                    )
-                    if out and out[-1]["role"] == "user" and out[-1].get("_results"):
-                        out[-1]["content"] += "\n" + text
-                    else:
-                        out.append({"role": "user", "content": text, "_results": True})
+                    _add_result(out, message)
         for item in out:
             item.pop("_results", None)
         return out
+
+    def _assistant_item(self, message: ChatMessage) -> dict[str, Any]:
+        item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+        if self.native_tools and message.tool_calls:
+            item["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.arguments.get("_raw")
+                        if call.parse_error
+                        else json.dumps(call.arguments),
+                    },
+                }
+                for call in message.tool_calls
+            ]
+        if item["content"] is None and "tool_calls" not in item:
+            item["content"] = ""
+        if message.tool_calls and (self.config.thinking or self.config.reasoning_field):
+            # the catalogue says the server takes the reasoning back (others may refuse an
+            # unknown field): it goes back where the model acted on it
+            attach(
+                item,
+                message.raw,
+                rename=self.config.reasoning_field,
+                thinking=self.config.thinking,
+            )
+        return item
+
+
+def _add_result(out: list[dict[str, Any]], message: ChatMessage, heading: str = "") -> None:
+    """A tool result as text in a user message (the tag protocol, or a call the app made),
+    joined to the one before it when that holds results too."""
+    text = format_result(message.name or "", message.tool_call_id or "", message.content)
+    if out and out[-1]["role"] == "user" and out[-1].get("_results") == (heading or True):
+        out[-1]["content"] += "\n" + text
+    else:
+        content = f"{heading}\n{text}" if heading else text
+        out.append({"role": "user", "content": content, "_results": heading or True})
 
 
 def _joined_name(so_far: str, piece: str) -> str:
@@ -244,13 +276,3 @@ def _joined_name(so_far: str, piece: str) -> str:
     if not so_far:
         return piece
     return so_far if piece == so_far else so_far + piece
-
-
-def _reasoning_text(delta: Any) -> str | None:
-    for attribute in ("reasoning_content", "reasoning"):
-        value = getattr(delta, attribute, None)
-        if value is None and getattr(delta, "model_extra", None):
-            value = delta.model_extra.get(attribute)
-        if isinstance(value, str) and value:
-            return value
-    return None

@@ -101,6 +101,7 @@ class GeminiAudioTool:
             usage.output_tokens = (meta.candidates_token_count or 0) + (
                 meta.thoughts_token_count or 0
             )
+            usage.cache_read_tokens = meta.cached_content_token_count or 0
             audio_tokens = sum(
                 d.token_count or 0
                 for d in meta.prompt_tokens_details or []

@@ -19,7 +19,7 @@ import openai
 
 from agent.audio import to_wav_bytes
 from agent.events import Usage
-from agent.openai_client import classify_error, make_client
+from agent.openai_client import cached_tokens, classify_error, make_client
 from agent.remote import ModelConfig
 from agent.tools.base import ToolContext, ToolError, ToolResult
 from agent.tools.remote_common import (
@@ -137,6 +137,7 @@ class OpenAIAudioChatTool:
         if response.usage:
             usage.input_tokens = response.usage.prompt_tokens or 0
             usage.output_tokens = response.usage.completion_tokens or 0
+            usage.cache_read_tokens = cached_tokens(response.usage)
             details = getattr(response.usage, "prompt_tokens_details", None)
             audio_tokens = int(getattr(details, "audio_tokens", 0) or 0) if details else 0
         return answer or "(empty answer)", usage, audio_tokens

@@ -125,10 +125,25 @@ class RemoteTranscribeTool:
         return {
             "text": (response.text or "").strip(),
             "segments": segments,
-            "language": getattr(response, "language", None),
+            "language": language_of(response),
             "usage": usage,
         }
 
 
+def language_of(response: Any) -> str | None:
+    """The spoken language as the model reports it: ``language`` (Whisper's
+    ``verbose_json``) or ``languages`` (gpt-transcribe: a list of ``{"code": ...}``, empty
+    when it could not tell; several when the speech switches language)."""
+    language = getattr(response, "language", None)
+    if language:
+        return str(language)
+    codes = [
+        str(_get(item, "code"))
+        for item in getattr(response, "languages", None) or []
+        if _get(item, "code")
+    ]
+    return ", ".join(codes) or None
+
+
 def _get(item: Any, key: str) -> Any:
-    return item.get(key) if isinstance(item, dict) else getattr(item, key)
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
