@@ -10,10 +10,12 @@ body, exactly as it would go to DeepSeek, Kimi, OpenRouter or vLLM. Tokens are c
 that body with a byte-level BPE (GPT-2's, the tokenizer bundled with whisper tiny.en; a
 provider's own tokenizer counts within some percent of it): the tools' JSON and the text of
 each message, plus 3 per message and 3 to prime the reply (OpenAI's counting rule).
-Completion tokens are those of the decisions as text (reasoning, calls, answer). Cost uses
-each catalogue planner's prices, without cache discounts. *Prefix*: the tokens a request
-shares from its start with the run's previous request (or, for a run's first, with the
-previous question's first): what a provider's prompt cache can serve.
+Completion tokens are those of the decisions as text (reasoning, calls, answer). *Prefix*:
+the tokens a request shares from its start with the run's previous request (or, for a run's
+first, with the previous question's first): what a provider's prompt cache can serve. Cost
+is each catalogue planner's price of the question (``agent.prices``, as the app prices a
+call) twice: every input token fresh, and with the prefix of each request long enough for
+the provider's cache read from it (at the cache price).
 """
 
 from __future__ import annotations
@@ -185,8 +187,37 @@ def count(runs: list[list[Turn]], sent: list[list[dict[str, Any]]]) -> Counted:
     return counted
 
 
-def planner_prices() -> list[tuple[str, float, float]]:
-    """(name, $ per M input tokens, $ per M output tokens) of the catalogue's priced planners."""
+# The shortest prompt a provider's cache serves (checked 2026-12-01): OpenAI 1,024 tokens
+# (https://platform.openai.com/docs/guides/prompt-caching); Gemini 4,096 for every 3.x model
+# it lists, assumed for newer ones (https://ai.google.dev/gemini-api/docs/caching, updated
+# 2026-07-07); DeepSeek persists each request's prefix with no stated minimum
+# (https://api-docs.deepseek.com/guides/kv_cache), as OpenRouter passes on for its models.
+CACHE_MIN_TOKENS = {"openai": 1024, "gemini": 4096}
+
+
+@dataclass
+class PlannerPrice:
+    name: str
+    prices: Any  # agent.prices.Prices
+    cache_min_tokens: int
+
+    def cost(self, prompts: list[int], prefixes: list[int], output: float, cache: bool) -> float:
+        """One question's requests (prompt tokens, cacheable prefix each) and its output."""
+        from agent.events import Usage
+
+        cached = sum(
+            p for t, p in zip(prompts, prefixes, strict=True) if t >= self.cache_min_tokens
+        )
+        usage = Usage(
+            input_tokens=sum(prompts),
+            output_tokens=int(output),
+            cache_read_tokens=cached if cache else 0,
+        )
+        return self.prices.cost(usage, requests=len(prompts))
+
+
+def planner_prices() -> list[PlannerPrice]:
+    """The catalogue's priced planners, priced as the app prices their calls."""
     from agent.registry import Registry
     from agent.remote import ModelConfig
 
@@ -196,8 +227,9 @@ def planner_prices() -> list[tuple[str, float, float]]:
         if entry.local:
             continue
         prices = ModelConfig.from_entry(entry.settings, {}).prices
-        if prices.input_per_mtok or prices.output_per_mtok:
-            out.append((entry.name, prices.input_per_mtok, prices.output_per_mtok))
+        if prices.known:
+            provider = str(entry.settings.get("provider"))
+            out.append(PlannerPrice(entry.name, prices, CACHE_MIN_TOKENS.get(provider, 0)))
     return out
 
 
@@ -217,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
         "OpenAI-compatible adapter sends them; GPT-2 BPE tokens)"
     )
     head = f"{'strategy':14} {'calls':>5} {'prompt':>7} {'prefix':>7} {'max':>6} {'output':>6}"
-    print(head + "".join(f" {name[:12]:>12}" for name, _, _ in prices))
+    print(head + "".join(f" {p.name[:10] + ' (c.)':>17}" for p in prices))
     for strategy in args.strategies:
         runs = asyncio.run(record(strategy, args.questions, folder))
         sent = asyncio.run(bodies(runs))
@@ -225,15 +257,25 @@ def main(argv: list[str] | None = None) -> None:
         per_q = [len(turns) for turns in runs]
         calls = statistics.median(per_q)
         sums: dict[str, list[int]] = {"prompt": [], "prefix": [], "output": []}
+        costs_of: dict[str, list[tuple[float, float]]] = {p.name: [] for p in prices}
         at = 0
         for n in per_q:
-            sums["prompt"].append(sum(counted.prompt[at : at + n]))
-            sums["prefix"].append(sum(counted.prefix[at : at + n]))
-            sums["output"].append(sum(counted.completion[at : at + n]))
+            prompts, prefixes = counted.prompt[at : at + n], counted.prefix[at : at + n]
+            out = sum(counted.completion[at : at + n])
+            sums["prompt"].append(sum(prompts))
+            sums["prefix"].append(sum(prefixes))
+            sums["output"].append(out)
+            for p in prices:
+                both = (p.cost(prompts, prefixes, out, False), p.cost(prompts, prefixes, out, True))
+                costs_of[p.name].append(both)
             at += n
         prompt = statistics.median(sums["prompt"])
         output = statistics.median(sums["output"])
-        costs = "".join(f" ${(prompt * i + output * o) / 1e6:11.5f}" for _, i, o in prices)
+        costs = "".join(
+            f" {statistics.median(c[0] for c in costs_of[p.name]):.5f}"
+            f" ({statistics.median(c[1] for c in costs_of[p.name]):.5f})"
+            for p in prices
+        )
         print(
             f"{strategy:14} {calls:5.0f} {prompt:7.0f} {statistics.median(sums['prefix']):7.0f}"
             f" {max(counted.prompt):6} {output:6.0f}{costs}",
@@ -241,8 +283,10 @@ def main(argv: list[str] | None = None) -> None:
         )
     print(
         "calls: planner requests; prompt: their input tokens summed; prefix: of those, the start "
-        "each shares with the previous request (cacheable); max: the largest request; cost: "
-        "at each planner's catalogue prices, no cache discount"
+        "each shares with the previous request (cacheable); max: the largest request; cost: US $ "
+        "at each planner's prices, every input token fresh (and in brackets with the prefix read "
+        "from the provider's cache where the request reaches its minimum: OpenAI 1,024 tokens, "
+        "Gemini 4,096)"
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import soundfile as sf
 
 from agent.audio import AudioStore
@@ -54,3 +55,17 @@ def test_the_cacheable_prefix_is_where_two_requests_part():
     assert shared_prefix([1, 2, 3, 4], [1, 2, 9, 4]) == 2
     assert shared_prefix([], [1]) == 0
     assert shared_prefix([1, 2], [1, 2, 3]) == 2
+
+
+def test_question_cost_reads_only_prefixes_the_provider_caches() -> None:
+    """A request shorter than the provider's minimum is never cached: OpenAI's first request
+    of 900 tokens pays full price, its second's 1,600-token prefix the cache price."""
+    from agent.prices import Prices
+    from bench.prompt_tokens import PlannerPrice
+
+    prices = Prices(input_per_mtok=2.0, cache_read_per_mtok=0.5, output_per_mtok=8.0)
+    openai = PlannerPrice("gpt", prices, cache_min_tokens=1024)
+    fresh = openai.cost([900, 1_700], [800, 1_600], 100, cache=False)
+    cached = openai.cost([900, 1_700], [800, 1_600], 100, cache=True)
+    assert fresh == pytest.approx((2_600 * 2.0 + 100 * 8.0) / 1e6)
+    assert cached == pytest.approx((1_000 * 2.0 + 1_600 * 0.5 + 100 * 8.0) / 1e6)
