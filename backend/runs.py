@@ -264,11 +264,11 @@ class RunManager:
         and compiled statements (``Store.warm_up``, rolled back), and this loop's thread
         for the decoding a run starts at once."""
         try:
-            from agent import chat_request
+            from agent import sdk_warm_up
             from agent.strategies import all_strategies
 
             all_strategies()  # imports every strategy and what it uses
-            await asyncio.to_thread(chat_request.warm_up)
+            await asyncio.to_thread(sdk_warm_up.warm_up)
             await asyncio.gather(
                 self._in_db(self.store.warm_up), self._in_db(self.store.run_events, "")
             )
