@@ -12,6 +12,7 @@ in memory by a transport that never opens a socket.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import anyio
@@ -28,7 +29,8 @@ _CALL = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "
 
 def warm_up() -> None:
     """Two turns (a tool call, then its result back) of each OpenAI planner, streamed and
-    whole, through the SDK."""
+    whole, through the SDK; and of the Gemini planner when ``google-genai`` is in use (the
+    registry imported it for a configured entry: about 0.2 s on its first call)."""
     anyio.run(_round_trips)  # anyio's asyncio backend too, which the HTTP client uses
 
 
@@ -43,41 +45,68 @@ _ENTRIES = (
 
 
 async def _round_trips() -> None:
-    from agent.planners.base import ChatMessage, ToolCallRequest, ToolSpec, TurnEnd
     from agent.planners.openai_compat import OpenAICompatPlanner
     from agent.planners.openai_responses import OpenAIResponsesPlanner
     from agent.remote import ModelConfig
 
     http = openai.DefaultAsyncHttpxClient(transport=http_lib.MockTransport(_reply))
     client = openai.AsyncOpenAI(api_key="warm-up", base_url=WARM_UP_URL, http_client=http)
-    tools = [ToolSpec("f", "A tool.", {"type": "object", "properties": {}})]
     try:
         for settings in _ENTRIES:
             kind = OpenAIResponsesPlanner if settings.get("api") else OpenAICompatPlanner
             for streaming in (True, False):
                 entry = {"name": "warm-up", "model": "warm-up", "base_url": WARM_UP_URL,
                          "streaming": streaming, **settings}  # fmt: skip
-                planner = kind(ModelConfig.from_entry(entry, {}), client=client)
-                asked = [ChatMessage("system", "warm-up"), ChatMessage("user", "warm-up")]
-                calls: list[ToolCallRequest] = []
-                raw = None
-                async for chunk in planner.stream_turn(asked, tools):
-                    if isinstance(chunk, ToolCallRequest):
-                        calls.append(chunk)
-                    elif isinstance(chunk, TurnEnd):
-                        raw = chunk.raw
-                answered = [
-                    *asked,
-                    ChatMessage("assistant", "warm", tool_calls=calls, raw=raw),
-                    *(ChatMessage("tool", "ok", tool_call_id=c.id, name=c.name) for c in calls),
-                ]
-                async for _ in planner.stream_turn(answered, tools):
-                    pass
+                await _two_turns(kind(ModelConfig.from_entry(entry, {}), client=client))
     finally:
         await client.close()
+    if "google.genai" in sys.modules:
+        await _gemini_turns()
+
+
+async def _gemini_turns() -> None:
+    from google import genai
+    from google.genai import types
+
+    from agent.planners.gemini import GeminiPlanner
+    from agent.remote import ModelConfig
+
+    transport = {"transport": http_lib.MockTransport(_reply)}
+    options = types.HttpOptions(
+        base_url=WARM_UP_URL, async_client_args=transport, client_args=transport
+    )
+    client = genai.Client(vertexai=False, api_key="warm-up", http_options=options)
+    entry = {"name": "warm-up", "provider": "gemini", "model": "warm-up"}
+    await _two_turns(GeminiPlanner(ModelConfig.from_entry(entry, {}), client=client))
+
+
+async def _two_turns(planner: Any) -> None:
+    """A turn that calls a tool, then one with the call's result."""
+    from agent.planners.base import ChatMessage, ToolCallRequest, ToolSpec, TurnEnd
+
+    tools = [ToolSpec("f", "A tool.", {"type": "object", "properties": {}})]
+    asked = [ChatMessage("system", "warm-up"), ChatMessage("user", "warm-up")]
+    calls: list[ToolCallRequest] = []
+    raw = None
+    async for chunk in planner.stream_turn(asked, tools):
+        if isinstance(chunk, ToolCallRequest):
+            calls.append(chunk)
+        elif isinstance(chunk, TurnEnd):
+            raw = chunk.raw
+    answered = [
+        *asked,
+        ChatMessage("assistant", "warm", tool_calls=calls, raw=raw),
+        *(ChatMessage("tool", "ok", tool_call_id=c.id, name=c.name) for c in calls),
+    ]
+    async for _ in planner.stream_turn(answered, tools):
+        pass
 
 
 def _reply(request: http_lib.Request) -> http_lib.Response:
+    if request.url.path.endswith(":streamGenerateContent"):
+        return _sse([_GEMINI], done="")
+    if request.url.path.endswith(":generateContent"):
+        return http_lib.Response(200, json=_GEMINI)
     body = json.loads(request.content)
     streamed = bool(body.get("stream"))
     if request.url.path.endswith("/responses"):
@@ -86,9 +115,20 @@ def _reply(request: http_lib.Request) -> http_lib.Response:
     return _sse(_chat_chunks()) if streamed else http_lib.Response(200, json=_chat_whole())
 
 
-def _sse(events: list[dict[str, Any]]) -> http_lib.Response:
-    text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+def _sse(events: list[dict[str, Any]], done: str = "data: [DONE]\n\n") -> http_lib.Response:
+    text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + done
     return http_lib.Response(200, text=text, headers={"content-type": "text/event-stream"})
+
+
+# -- Gemini: text and a function call, with usage ------------------------------------------
+
+_GEMINI = {
+    "candidates": [{"content": {"role": "model", "parts": [
+        {"text": "warm"}, {"functionCall": {"name": "f", "args": {}}}]}, "finishReason": "STOP"}],
+    "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2,
+                      "cachedContentTokenCount": 0, "thoughtsTokenCount": 0},
+    "modelVersion": "warm-up",
+}  # fmt: skip
 
 
 # -- Chat Completions: a tool call with text, whole and streamed, with usage ---------------

@@ -173,6 +173,7 @@ class RunManager:
         lease_s: float = 15.0,
         stall_s: float = 300.0,
         warm_up: bool = False,
+        warm_planners: Callable[[], object] | None = None,
     ) -> None:
         self.store = store
         self.audio = audio
@@ -205,6 +206,7 @@ class RunManager:
         self._heartbeat = asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
         # Done once the run path is warm (at once when not asked to warm it).
         self.warmed: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._warm_planners = warm_planners
         if warm_up:
             asyncio.run_coroutine_threadsafe(self._warm_up(), self._loop)
         else:
@@ -260,14 +262,17 @@ class RunManager:
 
     async def _warm_up(self) -> None:
         """In the background at start-up, what the first run would otherwise pay for: the
-        modules a run imports on first use, both database threads with their connections
-        and compiled statements (``Store.warm_up``, rolled back), and this loop's thread
-        for the decoding a run starts at once."""
+        modules a run imports on first use, the configured planners with their SDK clients
+        and the SDKs' first calls (``agent.sdk_warm_up``), both database threads with their
+        connections and compiled statements (``Store.warm_up``, rolled back), and this
+        loop's thread for the decoding a run starts at once."""
         try:
             from agent import sdk_warm_up
             from agent.strategies import all_strategies
 
             all_strategies()  # imports every strategy and what it uses
+            if self._warm_planners is not None:
+                await asyncio.to_thread(self._warm_planners)
             await asyncio.to_thread(sdk_warm_up.warm_up)
             await asyncio.gather(
                 self._in_db(self.store.warm_up), self._in_db(self.store.run_events, "")

@@ -86,3 +86,50 @@ def test_first_planner_turns_after_warm_up_build_nothing() -> None:
         warm = first_turns(f"{base}/v1", warm=True)
     assert cold["schemas"] > 0  # what the warm-up is for: without it the first turn builds
     assert warm == {"schemas": 0, "type_hints": 0}, warm
+
+
+GEMINI_AND_COMPATIBLE = """
+[[planner]]
+name = "gemini"
+provider = "gemini"
+model = "gemini-fake"
+key_env = "FAKE_GEMINI_KEY"
+
+[[planner]]
+name = "compatible"
+provider = "openai_compatible"
+model = "m"
+base_url = "http://127.0.0.1:9/v1"
+key_optional = true
+"""
+
+
+def test_start_up_builds_the_planners_and_their_clients(tmp_path: Path, monkeypatch) -> None:
+    """``Registry.build_planners`` (run in the start-up warm-up) makes each available remote
+    planner and its SDK client, Gemini's too (made on first use otherwise), and sends
+    nothing; a client that cannot be made is reported, not raised."""
+    from agent.planners import gemini
+    from agent.registry import Registry
+
+    made: list[str] = []
+    real = gemini.make_client
+
+    def counted(config):  # type: ignore[no-untyped-def]
+        made.append(config.name)
+        return real(config)
+
+    monkeypatch.setattr(gemini, "make_client", counted)
+    catalogue = tmp_path / "models.toml"
+    catalogue.write_text(GEMINI_AND_COMPATIBLE)
+    registry = Registry(catalogue, env={"FAKE_GEMINI_KEY": "AIzaFAKE-0123456789"})
+    assert registry.build_planners() == []
+    assert made == ["gemini"]
+    registry.planner("gemini").client  # noqa: B018 - the same client, not made again
+    assert made == ["gemini"]
+
+    def refused(config):  # type: ignore[no-untyped-def]
+        raise ValueError("no such key format")
+
+    monkeypatch.setattr(gemini, "make_client", refused)
+    fresh = Registry(catalogue, env={"FAKE_GEMINI_KEY": "AIzaFAKE-0123456789"})
+    assert fresh.build_planners() == ["gemini"]
