@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from agent.registry import Registry
-    from backend.identity import Identity
     from backend.service import AgentService
     from backend.settings import Settings
 
@@ -35,19 +34,9 @@ log = logging.getLogger("audio_agent")
 
 
 def create_service(settings: Settings, registry: Registry | None = None) -> AgentService:
-    from agent.registry import Registry
-    from backend.service import AgentService
-    from storage import Store
+    from backend.startup import open_service
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = Store.open(settings.database_url)
-    service = AgentService(settings, store, registry or Registry(settings.config_path))
-    # Only runs of dead processes (expired lease) or of this worker's earlier life: another
-    # live process on the same database keeps its runs.
-    interrupted = service.runs.recover()
-    if interrupted:
-        log.warning("marked %d run(s) interrupted by the last shutdown", len(interrupted))
-    return service
+    return open_service(settings, registry)
 
 
 def create_app(
@@ -57,13 +46,14 @@ def create_app(
     from fastapi import FastAPI
     from fastapi.responses import RedirectResponse
 
-    from backend import api, auth, hosting, login, security, space
+    from backend import api, auth, connect, hosting, login, mcp_server, openai_api, security, space
     from backend.clients import install_proxy_headers
     from backend.gradio_sessions import GradioSessionGuard
     from backend.limits import BodyLimitMiddleware, BodyPace
     from backend.retention import start_retention
     from backend.settings import Settings
     from backend.sharing import SHARED_PAGE
+    from backend.startup import identity_for
     from backend.uploads import UploadGuard
 
     settings = settings or Settings.from_env()
@@ -73,7 +63,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with app.state.mcp.run():  # the MCP server at /mcp (backend/mcp_server.py)
+            yield
         if app.state.retention is not None:
             await asyncio.to_thread(app.state.retention.stop)
         await asyncio.to_thread(service.close)  # live runs end as interrupted, stored
@@ -82,8 +73,14 @@ def create_app(
         title="Audio question answering agent", version=api.API_VERSION, lifespan=lifespan
     )
     api.install(app, service)
+    app.include_router(openai_api.build_router(service))  # /v1: an OpenAI-compatible model
+    app.state.mcp = mcp_server.mount(app, service)  # /mcp: the MCP server
     app.state.service = service
     # Middleware, innermost first (each add_middleware wraps the ones before it).
+    if ui:  # /c/{id}: the page, opened on that conversation (inside the identity middleware)
+        from frontend.routes import ConversationPaths
+
+        app.add_middleware(ConversationPaths)
     app.add_middleware(GradioSessionGuard)  # a Gradio session's outputs: its owner's only
     app.add_middleware(  # upload quotas per owner and address; the page's uploads counted
         UploadGuard, quota=service.upload_quota, files=service.upload_files
@@ -95,10 +92,11 @@ def create_app(
         json_bytes=int(settings.limits.json_kb * 1024),
         pace=BodyPace(limits.body_timeout_s, limits.min_body_kbps * 1024),
     )
-    identity = identity_for(settings, service)
+    identity = identity_for(settings, service.store)
     auth.install(app, identity, service.clients)
     if identity.login_required:
         login.install(app, identity, settings.login_limits)
+    connect.install(app, identity)  # /connect: the URLs and a key for other programs
     policy = settings.browser_policy()
     security.install(app, policy)  # CORS for configured origins; the Origin check (CSRF)
     install_proxy_headers(app, settings.trusted_proxies)  # X-Forwarded-For from proxies only
@@ -137,29 +135,6 @@ def create_app(
         max_file_size=int(settings.max_upload_mb * 1024 * 1024),  # refused before it is stored
         auth_dependency=auth.gradio_user,  # gr.Request.username: the owner (see backend.auth)
         root_path=settings.root_path or None,
-    )
-
-
-def identity_for(settings: Settings, service: AgentService | None = None) -> Identity:
-    """Owner cookies and tokens: the secret, the users when login is on, and (with a
-    service) the server-side sessions of logins and the new-visitor limit per address."""
-    from backend import hf_oauth
-    from backend.identity import Identity, load_secret
-    from backend.users import Users
-    from storage.login_sessions import LoginSessions
-
-    return Identity(
-        secret=load_secret(settings.data_dir),
-        users=Users(settings.users) if settings.users else None,
-        token_days=settings.token_days,
-        session_days=settings.token_days,
-        root_path=settings.root_path,
-        embedded=settings.embedded,
-        hf=hf_oauth.HfSessions(hf_oauth.session_secret(os.environ))
-        if hf_oauth.enabled(os.environ)
-        else None,
-        sessions=LoginSessions(service.store) if service is not None else None,
-        new_visitors_per_hour=settings.client_limits.new_visitors_per_hour,
     )
 
 

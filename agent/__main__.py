@@ -2,6 +2,7 @@
 
 Streams the same events as the web app: reasoning as it is written, each tool call and
 result, then the answer. ``--json`` prints the events as JSON lines instead.
+``python -m agent mcp`` starts the MCP server over stdin/stdout, for desktop clients.
 """
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
     doctor.add_argument("--config", type=Path, default=None, help="catalogue TOML file")
     doctor.add_argument("--timeout", type=float, default=8.0, help="seconds per call")
+    mcp = sub.add_parser(
+        "mcp",
+        help="the MCP server over stdin/stdout, for desktop clients (--key KEY: whose runs)",
+        add_help=False,
+    )
+    mcp.add_argument("options", nargs=argparse.REMAINDER, help="passed on (try: mcp --help)")
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["mcp"]:  # its options are the server's own (argparse would eat them)
+        return _launch_mcp(given[1:])
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.command == "catalogue":
@@ -59,6 +69,31 @@ def main(argv: list[str] | None = None) -> int:
 
         return doctor_module.main(args.json, args.config, args.timeout)
     return asyncio.run(_ask(args))
+
+
+def _launch_mcp(options: list[str]) -> int:
+    """Become the MCP stdio server, ``python -m backend.mcp_stdio``.
+
+    The server needs the service (storage, owners, the run manager) and so lives in
+    ``backend``, which nothing in ``agent`` imports: this starts it as a command line would,
+    in this process's place (stdin and stdout go straight to it). With no
+    ``AUDIO_AGENT_DATA_DIR`` it uses the ``data`` folder beside ``agent/``, where
+    ``python app.py`` run from the project folder keeps its history, whatever folder the
+    desktop client starts it in."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "backend" / "mcp_stdio.py").is_file():
+        print(f"error: no backend/mcp_stdio.py in {root}; run it from the project", file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    env.setdefault("AUDIO_AGENT_DATA_DIR", str(root / "data"))
+    command = [sys.executable, "-m", "backend.mcp_stdio", *options]
+    if os.name == "posix":
+        sys.stdout.flush()
+        os.execve(sys.executable, command, env)
+    import subprocess
+
+    return subprocess.call(command, env=env)
 
 
 def _catalogue() -> int:

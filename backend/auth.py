@@ -131,7 +131,7 @@ class IdentityMiddleware:
         identity = self.identity
         owner: str | None = None
         authorization = headers.get("authorization", "")
-        if identity.login_required and authorization.lower().startswith("bearer "):
+        if authorization.lower().startswith("bearer "):  # a user's token, or a visitor's key
             owner = identity.owner_from_token(authorization[7:].strip())
         if owner is None and identity.hf is not None:  # signed in with Hugging Face
             owner = identity.hf.owner(_cookie(headers, SESSION_COOKIE))

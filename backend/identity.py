@@ -146,6 +146,10 @@ class Identity:
         return USER_PREFIX + user if check_login(password, spec) else None
 
     def token_for(self, owner: str) -> str:
+        """A bearer token for ``owner``: a user's (a revocable session), or without login a
+        visitor's key (the visitor's history from other programs: backend/connect.py)."""
+        if owner.startswith(VISITOR_PREFIX):
+            return self._tokens.dumps({"v": owner[len(VISITOR_PREFIX) :]})
         user = owner[len(USER_PREFIX) :]
         session = self._new_session(owner, "token", self.token_days)
         return self._tokens.dumps({"u": user, "f": self._fingerprint(user), "s": session})
@@ -158,10 +162,25 @@ class Identity:
         return payload if isinstance(payload, dict) and isinstance(payload.get("u"), str) else None
 
     def owner_from_token(self, token: str) -> str | None:
+        visitor = self._visitor_key(token)
+        if visitor is not None:
+            return visitor
         payload = self._read_token(token)
         if payload is None:
             return None
         return self._user_owner(payload["u"], payload.get("f"), payload.get("s"))
+
+    def _visitor_key(self, token: str) -> str | None:
+        """The visitor a key names, only while login is off (then only users have tokens)."""
+        if self.users is not None:
+            return None
+        try:
+            payload = self._tokens.loads(token, max_age=self.token_days * 86400)
+        except BadSignature:
+            return None
+        if isinstance(payload, dict) and isinstance(payload.get("v"), str):
+            return VISITOR_PREFIX + payload["v"]
+        return None
 
     def token_session(self, token: str) -> str | None:
         payload = self._read_token(token)

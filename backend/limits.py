@@ -31,10 +31,17 @@ PAGE_BODY_BYTES = 4 * 1024 * 1024
 MULTIPART_SLACK = 64 * 1024
 
 UPLOAD_SUFFIXES = ("/api/audio", "/gradio_api/upload")
+# JSON bodies that may carry a recording as base64: the OpenAI-compatible API and the MCP
+# server (backend/openai_api.py, backend/mcp_server.py). Base64 is 4/3 of the bytes.
+INLINE_UPLOAD_SUFFIXES = ("/v1/chat/completions", "/mcp")
 
 
 def is_upload_path(path: str) -> bool:
     return path.rstrip("/").endswith(UPLOAD_SUFFIXES)
+
+
+def is_inline_upload_path(path: str) -> bool:
+    return path.rstrip("/").endswith(INLINE_UPLOAD_SUFFIXES)
 
 
 def is_api_path(path: str) -> bool:
@@ -106,6 +113,11 @@ class BodyLimitMiddleware:
         if is_upload_path(path):
             return self.upload_bytes + MULTIPART_SLACK, (
                 f"The upload is larger than the limit of {mb_text(self.upload_bytes)}."
+            )
+        if is_inline_upload_path(path):
+            return self.upload_bytes * 4 // 3 + MULTIPART_SLACK, (
+                f"The request is larger than the limit of {mb_text(self.upload_bytes)} of audio "
+                "(base64-encoded in the JSON body)."
             )
         if is_api_path(path):
             return self.json_bytes, (

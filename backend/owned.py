@@ -15,7 +15,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent.audio import AudioRef, AudioStore
-from backend.service import AgentService, AskRequest, CompareSummary, MessageView
+from backend.service import (
+    AgentService,
+    AskRequest,
+    CompareSummary,
+    MessageView,
+    StartedQuestion,
+)
 from storage import Store
 from storage.models import DEFAULT_TITLE
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
@@ -71,6 +77,10 @@ class OwnedStore:
     def conversation_audio_names(self, conversation_ids: Any) -> dict[str, list[str]]:
         mine = {c.id for c in self.list_conversations()}
         return self._store.conversation_audio_names(c for c in conversation_ids if c in mine)
+
+    def running_conversations(self, conversation_ids: Any) -> set[str]:
+        mine = {c.id for c in self.list_conversations()}
+        return self._store.running_conversations(c for c in conversation_ids if c in mine)
 
     def is_shared(self, conversation_id: str) -> bool:
         return self.get_conversation(conversation_id) is not None and self._store.is_shared(
@@ -130,6 +140,14 @@ class OwnedService:
         if self.store.get_conversation(conversation_id) is None:
             return None
         return self._service.latest_audio_id(conversation_id)
+
+    def start_question(
+        self,
+        conversation_id: str | None,
+        ask: AskRequest,
+        contenders: list[tuple[str | None, str]],
+    ) -> StartedQuestion:
+        return self._service.start_question(conversation_id, ask, contenders, owner=self.owner)
 
     def prepare(self, conversation_id: str, ask: AskRequest) -> Any:
         return self._service.prepare(conversation_id, ask, owner=self.owner)

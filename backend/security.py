@@ -140,14 +140,18 @@ def foreign_origin(scope: Scope, policy: BrowserPolicy) -> str | None:
     origin, or a program that names no page)."""
     headers = _headers(scope)
     origin = headers.get("origin")
+    site = headers.get("sec-fetch-site", "").lower()
     if origin is not None:
         origin = origin.strip().rstrip("/")
-        if origin.lower() != "null" and (
-            same_origin(origin, headers.get("host", "")) or origin.lower() in policy.allowed_origins
-        ):
+        if origin.lower() == "null":
+            # A form posted by our own page says "null" under Referrer-Policy: no-referrer
+            # (the login form); the browser's Sec-Fetch-Site still tells where it came from.
+            # A sandboxed frame or a file of another site says "null" too, and is not
+            # same-origin.
+            return None if site == "same-origin" else "null"
+        if same_origin(origin, headers.get("host", "")) or origin.lower() in policy.allowed_origins:
             return None
         return origin or "null"
-    site = headers.get("sec-fetch-site", "").lower()
     if site in ("cross-site", "same-site"):
         return f"a {site} page"
     return None

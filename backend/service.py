@@ -24,17 +24,20 @@ from agent import events as ev
 from agent.audio import AudioError, AudioStore, UnsupportedFormatError, decode_bytes, sha256_bytes
 from agent.context import PriorTurn, RunRequest, is_paid
 from agent.doctor import SharedChecks
+from agent.planners.base import Planner
 from agent.registry import Registry, UnavailableError
+from agent.tools.base import Tool
 from backend import space
 from backend.clients import ClientDirectory
 from backend.errors import ServiceError
 from backend.limits import check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
+from backend.titles import conversation_title
 from backend.uploads import UploadQuota, disk_free
 from storage import SqlToolCache, Store
 from storage.cleanup import Purged, purge_conversation, stale_conversations
-from storage.models import DEFAULT_OWNER
+from storage.models import DEFAULT_OWNER, DEFAULT_TITLE
 from storage.repo import DECODED_BYTES_PER_S
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
 from storage.upload_files import UploadFiles
@@ -115,6 +118,16 @@ class CompareSummary:
 
 # What a run's answer needs shown without its trace: who answered, the answer, the totals.
 SUMMARY_EVENT_TYPES = ("run_started", "answer", "run_finished", "run_failed")
+
+
+@dataclass
+class StartedQuestion:
+    """A question accepted and stored, its runs prepared (``AgentService.start_question``)."""
+
+    conversation_id: str
+    created: bool  # the conversation was made for this question
+    requests: list[RunRequest]
+    message: MessageInfo
 
 
 @dataclass
@@ -339,12 +352,52 @@ class AgentService:
         ]
 
     # -- asking ---------------------------------------------------------------------------
+    def start_question(
+        self,
+        conversation_id: str | None,
+        ask: AskRequest,
+        contenders: list[tuple[str | None, str]],
+        *,
+        owner: str,
+    ) -> StartedQuestion:
+        """Store a question in ``owner``'s conversation, or in a new one when there is none
+        (``conversation_id`` None, or not theirs), and prepare its runs (``prepare_many``:
+        every check, admission). A conversation made here is deleted again when the question
+        is refused, so a refused first question leaves nothing behind (ServiceError)."""
+        conv = self.store.get_conversation(conversation_id, owner) if conversation_id else None
+        created = conv is None
+        if conv is None:
+            conv = self.store.create_conversation(owner=owner)
+        try:
+            requests, message = self.prepare_many(conv.id, ask, contenders, owner=owner)
+        except BaseException:
+            if created:
+                self.store.delete_conversation(conv.id, owner)
+            raise
+        return StartedQuestion(conv.id, created, requests, message)
+
     def prepare(
-        self, conversation_id: str, ask: AskRequest, *, owner: str, address: str | None = None
+        self,
+        conversation_id: str,
+        ask: AskRequest,
+        *,
+        owner: str,
+        address: str | None = None,
+        planner: Planner | None = None,
+        tools: list[Tool] | None = None,
     ) -> tuple[RunRequest, MessageInfo]:
-        """Validate a question and record it; raises ServiceError before anything streams."""
+        """Validate a question and record it; raises ServiceError before anything streams.
+
+        ``planner`` / ``tools``: ready-made ones instead of ``ask.planner`` / ``ask.tools``
+        from the catalogue (a tool called directly by another program: backend.client_runs)."""
         requests, message = self.prepare_many(
-            conversation_id, ask, [(ask.planner, ask.strategy)], owner=owner, address=address
+            conversation_id,
+            ask,
+            [(ask.planner, ask.strategy)],
+            owner=owner,
+            address=address,
+            planners=None if planner is None else [planner],
+            tools=tools,
         )
         return requests[0], message
 
@@ -356,13 +409,15 @@ class AgentService:
         *,
         owner: str,
         address: str | None = None,
+        planners: list[Planner] | None = None,
+        tools: list[Tool] | None = None,
     ) -> tuple[list[RunRequest], MessageInfo]:
         """One question for several (planner, strategy) pairs: sibling runs of one message.
 
         Admission (queue, per-owner and per-address limits; ``address`` default: where the
         owner was last seen) is checked before anything is stored: ServiceError 429 with a
         Retry-After header when refused."""
-        self.conversation_or_404(conversation_id, owner=owner)
+        conv = self.conversation_or_404(conversation_id, owner=owner)
         question = ask.question.strip()
         if not question:
             raise ServiceError("Type a question first.")
@@ -387,11 +442,13 @@ class AgentService:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
         ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
         try:
-            tools = self.registry.tools(ask.tools)
-            planners = [
-                self.registry.planner(name or self.registry.default_planner())
-                for name, _ in contenders
-            ]
+            if tools is None:
+                tools = self.registry.tools(ask.tools)
+            if planners is None:
+                planners = [
+                    self.registry.planner(name or self.registry.default_planner())
+                    for name, _ in contenders
+                ]
         except UnavailableError as exc:
             raise ServiceError(str(exc)) from exc
         try:
@@ -404,6 +461,8 @@ class AgentService:
         except RunRefused as exc:
             raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
         try:
+            if conv.title == DEFAULT_TITLE:
+                self._name(conversation_id, question, owned.name, owner)
             requests, message = self._record(
                 conversation_id, question, choices, audio_id, ref, tools, planners, contenders,
                 ask.budget,
@@ -413,6 +472,14 @@ class AgentService:
             raise
         self._tickets[requests[0].run_id] = ticket
         return requests, message
+
+    def _name(self, conversation_id: str, question: str, audio_name: str, owner: str) -> None:
+        """A conversation still without a title is named after its first question and its
+        recording, distinct from the owner's other titles (``backend.titles``)."""
+        conversations = self.store.list_conversations(owner)
+        taken = {c.title for c in conversations if c.id != conversation_id}
+        title = conversation_title(question, audio_name, taken)
+        self.store.rename_conversation(conversation_id, title, owner)
 
     def _record(
         self,

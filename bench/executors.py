@@ -26,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.local_models.librosa_warm_up import compile_librosa_paths
 from bench.plan import Task
 from bench.scoring import RunFacts, Score
 from bench.worker import BenchWorker, Outcome, WorkerEnv
@@ -104,6 +105,8 @@ def _die_with_parent() -> None:
 def _init_worker(env: WorkerEnv) -> None:
     global _WORKER
     _die_with_parent()
+    # Workers start together: one at a time fills numba's on-disk cache (numba#10128).
+    compile_librosa_paths()
     _WORKER = BenchWorker(env, running=4)
 
 

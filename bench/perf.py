@@ -663,7 +663,7 @@ def _history_step(
     first, whole = _rest_ask(http, conv, audio_id)
     add("rest_first", first)
     add("rest_ask", whole)
-    opened = page.run("pick_conversation", [], {"id": conv})
+    opened = page.run("pick", [], {"id": conv})
     add("ui_open", opened["last"])
     add("ui_open_cpu", opened["cpu"])
     add("ui_open_kb", sum(opened["sizes"]) / 1024)

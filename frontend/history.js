@@ -1,9 +1,13 @@
 // The sidebar's conversation list (the js_on_load of its gr.HTML; `element`, `trigger` and
 // `watch` come from Gradio). One Tab stop: the arrow keys, Home and End move inside the list,
-// Enter or Space opens; the search box filters it as you type.
+// Enter or Space opens; the search box filters it as you type. The address bar follows the
+// open conversation (/c/{id}); back and forward open the conversation of the address.
 const items = () => Array.from(element.querySelectorAll(".conv-item"));
 const shown = () => items().filter((item) => !item.hidden);
 let refocus = false;
+const TITLE = "Ask about audio";
+// the app's own root (it may be served under a prefix): the address without /c/{id}
+const base = window.location.pathname.replace(/\/c\/[^/]+\/?$/, "/").replace(/\/?$/, "/");
 
 function rove(target, focus) {
   items().forEach((item) => (item.tabIndex = -1));
@@ -36,6 +40,26 @@ function filter() {
     rove(selected || shown()[0], false);
   }
 }
+
+function address() {
+  // The open conversation (data-open) is the address: a new entry in the browser's history
+  // when it changes, the same one replaced when the address named one that is not there.
+  const root = element.querySelector(".conv-root");
+  if (!root || root.dataset.pending === "1") return;
+  const id = root.dataset.open || "";
+  const wanted = id ? `${base}c/${id}` : base;
+  if (window.location.pathname !== wanted) {
+    if (root.dataset.missing === "1") window.history.replaceState({ id }, "", wanted);
+    else window.history.pushState({ id }, "", wanted);
+  }
+  const selected = element.querySelector('.conv-item[aria-selected="true"] .conv-title');
+  document.title = id && selected ? `${selected.textContent} · ${TITLE}` : TITLE;
+}
+
+window.addEventListener("popstate", () => {
+  const match = window.location.pathname.match(/\/c\/([^/]+)\/?$/);
+  trigger("click", { id: match ? match[1] : null });
+});
 
 element.addEventListener("click", (event) => {
   const item = event.target.closest(".conv-item");
@@ -72,6 +96,7 @@ document.addEventListener("input", (event) => {
 
 watch("value", () => {
   filter();
+  address();
   if (refocus) {
     refocus = false;
     const selected = element.querySelector('.conv-item[aria-selected="true"]');

@@ -1,6 +1,10 @@
 """The sidebar's list of past conversations as HTML: grouped by day, each entry with its
 title, the names of its recordings and a relative date.
 
+A conversation with a run still going shows a spinner (and says "answering" to a screen
+reader). The list's root carries the open conversation's id (``data-open``): the page keeps
+the address bar on ``/c/{id}`` from it (``frontend/history.js``).
+
 The list is one ARIA listbox (one Tab stop; the arrow keys move inside it, Enter opens) and
 is filtered by the search box in the browser (``frontend/page.js``), on the ``data-search``
 text of each entry. Everything shown is escaped here. Nothing here talks to Gradio or the
@@ -10,13 +14,14 @@ database.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from storage.schemas import ConversationInfo
 
 EMPTY_TEXT = "No conversations yet. Ask a question and it appears here."
+SPINNER = '<span class="conv-spinner" aria-hidden="true"></span>'
 
 
 @dataclass(frozen=True)
@@ -25,13 +30,17 @@ class Entry:
     title: str
     audio_names: tuple[str, ...]
     updated_at: datetime
+    running: bool = False  # a run of it is still going
 
 
 def entries(
-    conversations: Sequence[ConversationInfo], audio_names: Mapping[str, Sequence[str]]
+    conversations: Sequence[ConversationInfo],
+    audio_names: Mapping[str, Sequence[str]],
+    running: Collection[str] = (),
 ) -> list[Entry]:
     return [
-        Entry(c.id, c.title, tuple(audio_names.get(c.id, ())), c.updated_at) for c in conversations
+        Entry(c.id, c.title, tuple(audio_names.get(c.id, ())), c.updated_at, c.id in running)
+        for c in conversations
     ]
 
 
@@ -85,12 +94,23 @@ def subtitle(entry: Entry, now: datetime) -> str:
 
 
 def history_html(
-    items: Sequence[Entry], selected: str | None = None, now: datetime | None = None
+    items: Sequence[Entry],
+    selected: str | None = None,
+    now: datetime | None = None,
+    *,
+    missing: bool = False,
+    pending: bool = False,
 ) -> str:
-    """The listbox: day groups, newest first (``items`` are in that order)."""
+    """The listbox: day groups, newest first (``items`` are in that order). ``missing``: the
+    conversation the address asked for does not exist (for this owner): the page replaces
+    the address instead of adding a history entry. ``pending``: the page's first list, before
+    the server has said what is open (the address is left alone)."""
     now = now or datetime.now(UTC)
+    root = f' data-open="{html.escape(selected or "")}"' + (' data-missing="1"' if missing else "")
+    root += ' data-pending="1"' if pending else ""
     if not items:
-        return f'<p class="conv-empty">{html.escape(EMPTY_TEXT)}</p>'
+        empty = f'<p class="conv-empty">{html.escape(EMPTY_TEXT)}</p>'
+        return f'<div class="conv-root"{root}>{empty}</div>'
     focus_id = selected if any(i.id == selected for i in items) else items[0].id
     groups: list[tuple[str, list[Entry]]] = []
     for item in items:
@@ -98,7 +118,8 @@ def history_html(
         if not groups or groups[-1][0] != label:
             groups.append((label, []))
         groups[-1][1].append(item)
-    out = ['<div class="conv-list" role="listbox" aria-label="Past conversations">']
+    out = [f'<div class="conv-root"{root}>',
+           '<div class="conv-list" role="listbox" aria-label="Past conversations">']  # fmt: skip
     for number, (label, group) in enumerate(groups):
         heading = f"conv-day-{number}"
         out.append(f'<div class="conv-group" role="group" aria-labelledby="{heading}">')
@@ -107,16 +128,20 @@ def history_html(
             sub = subtitle(item, now)
             search = " ".join([item.title, *item.audio_names]).casefold()
             chosen = item.id == selected
+            spinner = SPINNER if item.running else ""
+            answering = '<span class="sr-only"> (answering)</span>' if item.running else ""
             out.append(
                 f'<div class="conv-item" role="option" id="conv-{html.escape(item.id)}"'
                 f' data-id="{html.escape(item.id)}" data-search="{html.escape(search)}"'
                 f' aria-selected="{"true" if chosen else "false"}"'
                 f' tabindex="{0 if item.id == focus_id else -1}"'
-                f' title="{html.escape(item.title)}">'
-                f'<span class="conv-title">{html.escape(item.title)}</span>'
+                f' title="{html.escape(item.title)}"'
+                f' data-running="{"1" if item.running else "0"}">'
+                f'<span class="conv-title">{spinner}{html.escape(item.title)}{answering}</span>'
                 f'<span class="conv-meta">{html.escape(sub)}</span></div>'
             )
         out.append("</div>")
     out.append("</div>")
     out.append('<p class="conv-nomatch" hidden>No conversation matches the search.</p>')
+    out.append("</div>")
     return "".join(out)

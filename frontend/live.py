@@ -7,90 +7,74 @@ leaving the page only stops following them; only Stop ends them early.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agent import events as ev
-from frontend import render
+import gradio as gr
 
-if TYPE_CHECKING:
-    from frontend.ui import _Ui
+from frontend import render, throttle, views
+from frontend.context import PageContext, session_of
 
-UPDATE_EVERY_S = 0.1  # at most this often for planner text deltas; structure always at once
-
-
-class Follows:
-    """The latest follow of each browser session: opening another conversation (or the same
-    one again) ends the earlier follow, so it never draws over what is shown."""
-
-    def __init__(self) -> None:
-        self._latest: dict[str, int] = {}
-        self._count = 0
-
-    def begin(self, session: str) -> int:
-        self._count += 1
-        self._latest[session] = self._count
-        return self._count
-
-    def current(self, session: str, token: int) -> bool:
-        return self._latest.get(session) == token
-
-    def end(self, session: str, token: int) -> None:
-        if self._latest.get(session) == token:
-            del self._latest[session]
-
-
-def session_of(request: Any) -> str:
-    return str(getattr(request, "session_hash", None) or id(request))
+MISSING = "That conversation does not exist (it may have been deleted)."
 
 
 async def open_and_follow(
-    ui: _Ui, follows: Follows, conversation_id: str | None, request: Any
-) -> AsyncIterator[dict[Any, Any]]:
-    """Open a conversation; while its latest question's runs are live, follow them.
+    ctx: PageContext, conversation_id: str | None, request: Any
+) -> AsyncIterator[views.Updates]:
+    """Open a conversation (the owner's own only); while its latest question's runs are live,
+    follow them. An id that is not the owner's (or no longer exists) opens a new
+    conversation and says so. Of two opens in one tab, the later one is shown, whichever
+    was read first.
 
     The conversation is read and rendered once, in a thread; each update while following
     renders only the latest question again, after the messages before it."""
+    page, reads = ctx.page, ctx.reads(request)
     session = session_of(request)
-    token = follows.begin(session)
+    token = ctx.follows.begin(session)
     try:
-        opened, views = await asyncio.to_thread(ui.opened, conversation_id)
-        yield opened
-        latest = next((i for i in range(len(views) - 1, -1, -1) if views[i].runs), None)
-        if latest is None:
+        opened = await asyncio.to_thread(reads.opened, conversation_id)
+        if opened is None or opened.conversation.id in ctx.hidden:
+            missing = bool(conversation_id)
+            empty = await asyncio.to_thread(views.empty, page, reads, ctx.hidden, missing=missing)
+            if ctx.follows.current(session, token):  # a later open in this tab wins
+                if missing:
+                    gr.Warning(MISSING)
+                yield empty
             return
-        live = [r for r in views[latest].runs if r.info.status == "running"]
-        if not live:
+        first = await asyncio.to_thread(views.opened, page, reads, opened, ctx.hidden)
+        if not ctx.follows.current(session, token):
+            return  # another conversation was opened in this tab meanwhile: it is shown
+        yield first
+        if not opened.live:
             return
-        c = ui.components
-        labels = await asyncio.to_thread(ui.audio_labels, views)
-        before = views[:latest]
-        head = await asyncio.to_thread(render.render_conversation, before, labels)
+        all_views = opened.views
+        latest = max(i for i, v in enumerate(all_views) if v.runs)
+        live = [r for r in all_views[latest].runs if r.info.status == "running"]
+        before = all_views[:latest]
+        head = await asyncio.to_thread(views.chat_messages, before, opened.recordings)
+        previous = render.last_audio(before)
         after = {r.info.id: (r.events[-1].seq if r.events else 0) for r in live}
         by_id = {r.info.id: r for r in live}
-        compare = len(views[latest].runs) > 1
+        compare = len(all_views[latest].runs) > 1
 
-        def update() -> dict[Any, Any]:
-            tail = render.render_conversation(views[latest:], labels, render.last_audio(before))
-            out: dict[Any, Any] = {c["chatbot"]: [*head, *tail]}
+        def update() -> views.Updates:
+            tail = views.chat_messages(all_views[latest:], opened.recordings, previous)
+            out: views.Updates = {page.chatbot: [*head, *tail]}
             if compare:
-                out.update(ui.stored_compare(views))
+                out.update(views.stored_compare(page, reads, opened))
             else:
-                rows, totals = ui.trace(live[0].events)
-                out.update({c["trace_df"]: rows, c["trace_totals"]: totals})
+                out.update(views.live_trace(page, live[0].events))
             return out
 
-        last = time.monotonic()
-        async for event in ui.service.follow(list(by_id), after):
-            if not follows.current(session, token):
+        async for batch in throttle.batches(reads.service.follow(list(by_id), after)):
+            if not ctx.follows.current(session, token):
                 return  # another conversation was opened in this tab
-            by_id[event.run_id].events.append(event)
-            now = time.monotonic()
-            if not isinstance(event, ev.PlannerDelta) or now - last >= UPDATE_EVERY_S:
-                last = now
-                yield update()
-        if follows.current(session, token):  # the stored end: answer, totals
-            yield await asyncio.to_thread(ui.open_conversation, conversation_id)
+            for event in batch:
+                by_id[event.run_id].events.append(event)
+            yield update()
+        if ctx.follows.current(session, token):  # the stored end: answer, totals, timeline
+            final = await asyncio.to_thread(reads.opened, opened.conversation.id)
+            if final is not None:
+                yield await asyncio.to_thread(views.opened, page, reads, final, ctx.hidden)
     finally:
-        follows.end(session, token)
+        ctx.follows.end(session, token)

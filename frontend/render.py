@@ -9,6 +9,7 @@ collapsible panels, ``metadata`` with ``title``/``status``/``duration``/``log``/
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -36,8 +37,14 @@ def md_escape(text: str) -> str:
 # ---------------------------------------------------------------------------------- user
 
 
-def render_user(question: str, choices: Sequence[str] = (), audio: str | None = None) -> Message:
-    """The person's question, its answer choices (if any) and the audio, when it is new.
+def render_user(
+    question: str,
+    choices: Sequence[str] = (),
+    audio: str | None = None,
+    audio_url: str | None = None,
+) -> Message:
+    """The person's question, its answer choices (if any) and the audio, when it is new;
+    with ``audio_url``, the audio is a player in the message.
 
     All of it is the person's own text: escaped, so no HTML or Markdown in it acts."""
     parts = [md_escape(question.strip())]
@@ -45,7 +52,17 @@ def render_user(question: str, choices: Sequence[str] = (), audio: str | None = 
         parts.append("\n".join(f"- {md_escape(c)}" for c in choices))
     if audio:
         parts.append(f"Audio: {md_escape(audio)}")
+        if audio_url:
+            parts.append(audio_player(audio_url, audio))
     return {"role": "user", "content": "\n\n".join(parts)}
+
+
+def audio_player(url: str, label: str) -> str:
+    """A recording as a compact player (the page moves the timeline's playhead with it)."""
+    return (
+        f'<audio class="bubble-audio" controls preload="metadata" src="{html.escape(url)}" '
+        f'aria-label="Play {html.escape(label)}"></audio>'
+    )
 
 
 def audio_label(name: str, duration_s: float | None = None) -> str:
@@ -195,6 +212,11 @@ def queued_text(event: ev.Queued) -> str:
     return f"Queued: {event.ahead} ahead"
 
 
+def _stopped(state: _RunState) -> bool:
+    """The run was stopped (Stop, or the API's stop): its status is ``cancelled``."""
+    return state.failed is not None and state.failed.kind == "cancelled"
+
+
 def _anything_pending(state: _RunState) -> bool:
     return any(t.thought is None for t in state.turns.values()) or any(
         c.result is None for c in state.calls.values()
@@ -278,7 +300,10 @@ def _tool_message(state: _RunState, entry: _Call, run_id: str) -> Message:
     parts = [_arguments_md(call.arguments)]
     log = None
     if result is None:
-        if state.ended:
+        if _stopped(state):
+            parts.append("**Stopped:** the run was stopped before this call finished.")
+            status, log = "done", "stopped"
+        elif state.ended:
             parts.append("**No result:** the run ended before this call finished.")
             status, log = "done", "no result"
         else:
@@ -478,8 +503,8 @@ def _failed_message(event: ev.RunFailed) -> Message:
 
 TRACE_NOT_LOADED = (
     "This earlier answer's reasoning and tool calls were not loaded with the conversation, so "
-    "that a long one opens fast: **Show all traces** (below, beside *Retry last question*) "
-    "loads them here; **Trace and timeline of an answer** shows the calls and timeline of "
+    "that a long one opens fast: **Show all traces** (under the chat) "
+    "loads them here; the **Trace** tab shows the calls and timeline of "
     "any run."
 )
 
@@ -508,13 +533,15 @@ def render_conversation(
     views: Sequence[MessageView],
     audio_labels: Mapping[str, str] | None = None,
     previous_audio: str | None = None,
+    audio_urls: Mapping[str, str] | None = None,
 ) -> list[Message]:
     """A stored conversation: each question with the full trace of its runs, as when live
     (or their summary, for runs read without their trace).
 
     ``audio_labels`` maps audio ids to a label ("dog.wav (5.0 s)"); the label is shown on a
     question whose audio differs from the previous question's (``previous_audio``: that of
-    the question before ``views``, when they are the end of a conversation). Stored
+    the question before ``views``, when they are the end of a conversation), as a player
+    when ``audio_urls`` has the recording's address. Stored
     assistant messages repeat the runs' answers, so they are only shown for a question
     without an answer event.
     """
@@ -528,7 +555,8 @@ def render_conversation(
             if info.audio_id and info.audio_id != previous_audio:
                 audio = labels.get(info.audio_id, "recording")
                 previous_audio = info.audio_id
-            messages.append(render_user(info.text, info.choices, audio))
+            url = (audio_urls or {}).get(info.audio_id or "") if audio else None
+            messages.append(render_user(info.text, info.choices, audio, url))
             if len(view.runs) > 1:  # compare mode: each run under its heading, then a summary
                 messages.extend(render_compare(view.runs))
                 answered = True  # the summary replaces the stored headline
@@ -701,7 +729,8 @@ def trace_rows(events: Sequence[ev.Event]) -> list[list[str]]:
             continue
         call, result = state.calls[key].call, state.calls[key].result
         if result is None:
-            rows.append([call.tool, call.model or "", "running…", "", "", "", ""])
+            time = "stopped" if _stopped(state) else "no result" if state.ended else "running…"
+            rows.append([call.tool, call.model or "", time, "", "", "", ""])
             continue
         tokens = f"{result.usage.input_tokens + result.usage.output_tokens:,}"
         if result.usage.cache_read_tokens:
@@ -742,6 +771,8 @@ def trace_totals(events: Sequence[ev.Event]) -> str:
             f"cost ${f.cost:.4f}",
             f"status {f.status}",
         ]
+    elif _stopped(state):
+        parts.append("status cancelled (stopped)")
     elif state.failed is not None:
         parts.append(f"failed ({state.failed.kind})")
     elif events:

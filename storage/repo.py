@@ -173,6 +173,21 @@ class Store:
                     found.append(name)
         return names
 
+    def running_conversations(self, conversation_ids: Iterable[str]) -> set[str]:
+        """Those of ``conversation_ids`` with a run still going (one query for the sidebar's
+        spinners)."""
+        ids = list(conversation_ids)
+        if not ids:
+            return set()
+        stmt = (
+            select(Message.conversation_id)
+            .join(Run, Run.message_id == Message.id)
+            .where(Message.conversation_id.in_(ids), Run.status == "running")
+            .distinct()
+        )
+        with self.engine.connect() as conn:
+            return {row[0] for row in conn.execute(stmt)}
+
     def get_conversation(
         self, conversation_id: str, owner: str | None = None
     ) -> ConversationInfo | None:

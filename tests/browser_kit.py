@@ -80,28 +80,68 @@ def phone_page() -> Iterator[Any]:
 # ------------------------------------------------------------------------------ helpers
 
 
+SETTINGS_IDS = ("preset", "planner", "strategy", "tools")
+
+
 def open_app(page: Any, url: str) -> None:
+    """Open the page and wait until its first load has answered (the sidebar's list)."""
     page.goto(url)
     page.wait_for_selector("#ask")
+    loaded(page)
+
+
+def loaded(page: Any) -> None:
+    page.wait_for_selector("#conversation-list .conv-root:not([data-pending])", state="attached")
+
+
+def attach(page: Any, path: Path) -> None:
+    """Attach a file with the composer's attach button (checked at once by the server)."""
+    page.locator("#composer input[type=file]").first.set_input_files(str(path))
 
 
 def upload(page: Any, path: Path) -> None:
-    page.locator("#audio-input input[type=file]").set_input_files(str(path))
-    page.locator("#audio-input [data-testid^=audio-player]").wait_for(state="attached")
+    """Attach a recording and wait until it is accepted (its chip with a player)."""
+    attach(page, path)
+    page.locator("#attachment audio").wait_for()
 
 
 def fill_question(page: Any, question: str, choices: list[str] | None = None) -> None:
+    """Type the question and add each answer choice as a chip."""
     page.locator("#question textarea").fill(question)
-    box = page.locator("#choices textarea")
-    if choices and not box.is_visible():
-        page.locator("#choices-box").get_by_text("Answer choices (optional)").click()
-        box.wait_for()
-    if box.is_visible():
-        box.fill("\n".join(choices or []))
+    if choices:
+        box = page.locator("#choices input")
+        if not box.is_visible():
+            page.locator("#choices-btn").click()
+            box.wait_for()
+        for choice in choices:
+            box.fill(choice)
+            box.press("Enter")
+        page.keyboard.press("Escape")
+
+
+def choice_chips(page: Any) -> list[str]:
+    """The answer choices in the composer, as their chips read."""
+    return [t.strip() for t in page.locator("#choices .token").all_inner_texts()]
+
+
+def open_settings(page: Any) -> None:
+    """Open the settings drawer (planner, strategy, tools), if it is not open."""
+    if not page.locator("#settings-drawer.open").count():
+        page.locator("#settings-btn").click()
+    page.locator("#settings-drawer.open").wait_for()
+    page.wait_for_timeout(350)  # its slide-in
+
+
+def close_settings(page: Any) -> None:
+    if page.locator("#settings-drawer.open").count():
+        page.locator("#settings-drawer.open .toggle-button").click()
+        page.wait_for_timeout(350)
 
 
 def pick(page: Any, elem_id: str, option: str) -> None:
     """Choose an option of a (single-select) Gradio dropdown by its visible text."""
+    if elem_id in SETTINGS_IDS:
+        open_settings(page)
     page.locator(f"#{elem_id} input").click()
     page.get_by_role("option", name=option).first.click()
 
@@ -127,15 +167,15 @@ def reopen(page: Any, url: str, title_part: str) -> None:
     """Reload the page and open a conversation from the sidebar."""
     page.goto(url)
     page.wait_for_selector("#ask")
+    loaded(page)
     entry = page.locator("#conversation-list .conv-item").filter(has_text=title_part).first
     entry.wait_for()
     entry.click()
 
 
 def open_trace(page: Any) -> None:
-    """Open the trace accordion (if it is not open already)."""
-    if not page.locator("#trace-table").is_visible():
-        page.locator("#trace").get_by_text("Trace and timeline of an answer").click()
+    """Open the Trace tab: the run's recording, timeline and table of calls."""
+    page.locator("#main-tabs button[role=tab]").filter(has_text="Trace").click()
     page.locator("#trace-table").wait_for()
 
 
@@ -153,11 +193,16 @@ def screenshot(page: Any, path: Path, *, full_page: bool = False) -> Path:
 
 def serious_violations(page: Any) -> list[str]:
     """axe-core's serious and critical accessibility violations on the page as it is now, one
-    line each (rule, impact, where)."""
+    line each (rule, impact, where); an error toast on the page counts as one too (a handler
+    that failed)."""
     from axe_playwright_python.sync_playwright import Axe
 
+    errors = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="toast-body"]')]
+            .filter((t) => /error/i.test(t.className)).map((t) => t.innerText.slice(0, 200))"""
+    )
     results = Axe().run(page)
-    found = []
+    found = [f"error toast: {text}" for text in errors]
     for violation in results.response["violations"]:
         if violation.get("impact") in ("serious", "critical"):
             targets = [str(node.get("target")) for node in violation["nodes"][:3]]

@@ -229,7 +229,7 @@ def test_history_survives_a_restart_and_interrupted_runs_are_closed(tmp_path, to
     app = create_app(settings, registry=registry2, ui=False)
     with serve(app) as base, httpx.Client(base_url=base, timeout=30, cookies=visitor) as http:
         titles = [c["title"] for c in http.get("/api/conversations").json()]
-        assert titles == ["What animal?"]
+        assert titles == ["What animal · t"]  # the question and the recording (t.wav)
         detail = http.get(f"/api/conversations/{conv['id']}").json()
         first_run = detail["messages"][0]["runs"][0]
         stored = http.get(f"/api/runs/{first_run['id']}").json()["events"]

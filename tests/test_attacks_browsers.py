@@ -172,6 +172,12 @@ def test_other_sites_can_neither_read_nor_change_a_visitors_data(tmp_path):
         assert renamed.status_code == 403 and "not from this site" in renamed.json()["detail"]
         assert cross("POST", "/gradio_api/queue/join", json={}).status_code == 403
         assert cross("POST", "/api/conversations", origin="null", json={}).status_code == 403
+        sandboxed = victim.patch(  # "null" from another site's sandboxed frame
+            target,
+            json={"title": "pwned"},
+            headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"},
+        )
+        assert sandboxed.status_code == 403
         no_origin = victim.patch(
             target, json={"title": "pwned"}, headers={"Sec-Fetch-Site": "cross-site"}
         )
@@ -182,6 +188,13 @@ def test_other_sites_can_neither_read_nor_change_a_visitors_data(tmp_path):
         same = cross("PATCH", target, origin=f"https://{HOST}", json={"title": "Mine"})
         assert same.status_code == 200
         assert victim.patch(target, json={"title": "Mine too"}).status_code == 200
+        # our own form under Referrer-Policy: no-referrer says Origin "null", same-origin
+        own_form = victim.patch(
+            target,
+            json={"title": "Mine"},
+            headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"},
+        )
+        assert own_form.status_code == 200
         friendly = victim.options(
             target, headers={"Origin": FRIEND, "Access-Control-Request-Method": "DELETE"}
         )
@@ -278,14 +291,14 @@ def test_share_token_check_for_open_views(shared):
 def test_gradio_outputs_are_their_owners_only(shared):
     """Leak: Gradio output streams readable by whoever knows the session hash or event id."""
     alice, _, _, _ = shared
-    started = alice.post("/gradio_api/call/on_load", json={"data": []})
+    started = alice.post("/gradio_api/call/load", json={"data": ["/"]})
     event_id = started.json()["event_id"]
     with httpx.Client(base_url=str(alice.base_url), timeout=60) as bob:
-        stolen = bob.get(f"/gradio_api/call/on_load/{event_id}")
+        stolen = bob.get(f"/gradio_api/call/load/{event_id}")
         assert stolen.status_code == 404 and "Alice secret" not in stolen.text
         config = alice.get("/config").json()
-        fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "on_load")
-        join = {"data": [], "fn_index": fn_index, "session_hash": "alice-session-1"}
+        fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "load")
+        join = {"data": ["/"], "fn_index": fn_index, "session_hash": "alice-session-1"}
         assert alice.post("/gradio_api/queue/join", json=join).status_code == 200
         assert bob.post("/gradio_api/queue/join", json=join).status_code == 404
         with bob.stream(
@@ -293,6 +306,6 @@ def test_gradio_outputs_are_their_owners_only(shared):
         ) as peek:
             assert peek.status_code == 404
         assert bob.get("/gradio_api/heartbeat/alice-session-1").status_code == 404
-    own = alice.get(f"/gradio_api/call/on_load/{event_id}")
+    own = alice.get(f"/gradio_api/call/load/{event_id}")
     assert own.status_code == 200 and "Alice secret" in own.text
     assert json.loads(own.text.split("data: ", 1)[1].splitlines()[0]) is not None

@@ -14,8 +14,10 @@ import pytest
 from tests.browser_kit import (
     DOG_CLIP,
     SOUND_CHOICES,
+    close_settings,
     fill_question,
     open_app,
+    open_settings,
     open_trace,
     reopen,
     screenshot,
@@ -34,6 +36,7 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
     url = app_server()
     open_app(page, url)
     assert "Ask about audio" in page.locator("#header").inner_text()
+    open_settings(page)  # the settings drawer: who answers and how
     assert "not an LLM" in page.locator("#planner-note").inner_text()
     # The preset that matches the default selection is shown; the others are listed as
     # unavailable, with what enables them.
@@ -42,6 +45,7 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
     unavailable = page.locator("#unavailable").inner_text()
     assert "AudioToolAgent, closed" in unavailable and "OPENAI_API_KEY" in unavailable
     page.get_by_text("Unavailable planners, tools and presets").click()  # closed again
+    close_settings(page)
 
     # Upload, question, choices, Ask.
     upload(page, DOG_CLIP)
@@ -68,6 +72,7 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
     # The trace of that answer: the timeline and the table of calls.
     open_trace(page)
     table = page.locator("#trace-table")
+    table.locator("td").first.wait_for()
     assert table.get_by_text("yamnet-w8a8").count() or table.get_by_text("sound_events").count()
     assert "Totals" in page.locator("#trace-totals").inner_text()
     page.locator("#timeline .js-plotly-plot").wait_for()
@@ -75,13 +80,14 @@ def test_ask_watch_and_reopen(app_server, page, tmp_path: Path) -> None:  # type
     screenshot(page, tmp_path / "timeline.png")
 
     # A follow-up about the same audio, without uploading again.
+    page.locator("#main-tabs button[role=tab]").filter(has_text="Chat").click()
     page.locator("#question textarea").fill(FOLLOW_UP)
     page.locator("#ask").click()
     wait_for_count(page, "#chat", "$0.0000", 2)
     assert "Upload or record audio first" not in page.content()
 
     # After a reload the conversation is in the sidebar; opening it rebuilds the trace.
-    reopen(page, url, QUESTION)
+    reopen(page, url, QUESTION.rstrip("?"))
     chat.locator(".thought-group .title").filter(has_text="Tool:").first.wait_for()
     wait_for_count(page, "#chat", "$0.0000", 2, timeout=30_000)
     reopened = chat.inner_text()

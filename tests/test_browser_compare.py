@@ -90,7 +90,7 @@ def test_compare_two_strategies_side_by_side(app_server, page, tmp_path: Path) -
     assert "Comparison of 2 runs" in chat.inner_text()
 
     # Reload and reopen: nothing is lost.
-    reopen(page, url, QUESTION)
+    reopen(page, url, QUESTION.rstrip("?"))
     wait_for_count(page, "#chat", "$0.0000", 2, timeout=30_000)
     reopened = chat.inner_text()
     assert QUESTION in reopened

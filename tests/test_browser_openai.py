@@ -25,6 +25,7 @@ from tests.browser_kit import (
     SOUND_CHOICES,
     fill_question,
     open_app,
+    open_settings,
     pick,
     screenshot,
     upload,
@@ -141,6 +142,7 @@ def test_openai_compatible_planner_and_audio_tool(  # type: ignore[no-untyped-de
         open_app(page, url)
 
         # The offline preset: the offline planner with the local tool only.
+        open_settings(page)
         page.get_by_text("Tools (2 available)").click()
         tools = page.locator("#tools")
         signal, audio_model = (tools.get_by_label(re.compile(n)) for n in ("signal_stats", TOOL))
@@ -174,7 +176,8 @@ def test_openai_compatible_planner_and_audio_tool(  # type: ignore[no-untyped-de
         )
         chat = page.locator("#chat")
         assert "Answer:" not in chat.inner_text()
-        assert page.locator("#ask").inner_text() == "Asking…"
+        assert page.locator("#stop").is_enabled() and page.locator("#stop").is_visible()
+        assert not page.locator("#ask").is_visible()  # Stop in its place while it runs
         answer = chat.locator(".message-row").filter(has_text="Answer:").first
         answer.wait_for(timeout=30_000)
         wait_for_count(page, "#chat", " tokens (", 1, timeout=30_000)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agent.registry import Registry
 from tests import fake_gemini as fg
-from tests.browser_kit import open_app
+from tests.browser_kit import open_app, open_settings
 from tests.fake_openai import FakeOpenAI, ResponsesReply
 from tests.provider_kit import GEMINI_KEY, KEY, KEY_ENV
 from tests.servers import serve
@@ -29,6 +29,7 @@ def test_check_models_button(app_server, page, tmp_path: Path, monkeypatch) -> N
     with serve(openai.app) as o_url, serve(gemini.app) as g_url:
         registry = Registry(catalogue(tmp_path, f"{o_url}/v1", g_url))
         open_app(page, app_server(registry=registry))
+        open_settings(page)
         page.get_by_text("Check models").first.click()
         page.locator("#check-models").click()
         result = page.locator("#check-models-result")

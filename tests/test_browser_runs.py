@@ -53,7 +53,7 @@ def test_reload_mid_run_then_follow_it_to_the_end(app_server, page, tmp_path: Pa
     screenshot(page, tmp_path / "before-reload.png")
 
     # Reload mid-run, then open the conversation again from the sidebar.
-    reopen(page, url, QUESTION)
+    reopen(page, url, QUESTION.rstrip("?"))
     wait_for_count(page, "#chat", "slow_tool", 1, timeout=30_000)
     seen_at_open = count_in(page, "#chat", "slow_tool")
     assert seen_at_open < CALLS, "the run was over before the page came back"

@@ -13,11 +13,13 @@ import pytest
 
 from tests.browser_kit import (
     DOG_CLIP,
+    PHONE,
     SOUND_CHOICES,
     VIEWPORT,
     fill_question,
     open_app,
     screenshot,
+    serious_violations,
     upload,
 )
 
@@ -72,6 +74,33 @@ def test_second_visitor_sees_nothing_until_shared(app_server, page, tmp_path: Pa
     assert "Arguments" in chat.inner_text()
     shot = screenshot(b, tmp_path / "b-shared-view.png", full_page=True)
     assert shot.stat().st_size > 10_000
+    # The recording plays in its question, through the link's own route; nothing to write
+    # with (no question box, no trash icon); accessible, on a desktop and on a phone.
+    assert chat.locator("audio").first.get_attribute("src").startswith("/api/shared/")
+    assert b.locator("textarea").count() == 0
+    assert not chat.get_by_role("button", name="Clear").is_visible()
+    b.wait_for_timeout(800)  # fade-ins
+    assert serious_violations(b) == []
+    b.set_viewport_size(PHONE)
+    b.wait_for_timeout(500)
+    assert serious_violations(b) == []
+    first = chat.locator(".message-row").first.bounding_box()
+    label = chat.locator("label").first
+    assert first and (label.count() == 0 or not label.is_visible())  # nothing over it
+    screenshot(b, tmp_path / "b-shared-phone.png")
+
+    # A stops sharing: the page B has open ends, with one message and nothing else.
+    page.locator("#unshare-btn").click()
+    b.get_by_text("This share link no longer works").wait_for(timeout=20_000)
+    assert not b.locator("#shared-chat").is_visible()
+    assert not b.locator("#shared-run-select").is_visible()
+    assert not b.locator("#shared-trace-table").is_visible()
+    assert serious_violations(b) == []
+    screenshot(b, tmp_path / "b-revoked.png")
+    b.reload()
+    b.get_by_text("This share link no longer works").wait_for()
+    assert not b.locator("#shared-chat").is_visible()
+    b.set_viewport_size(VIEWPORT)
 
     # Still nothing of A's in B's own history.
     open_app(b, url)

@@ -17,6 +17,8 @@ from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from tests.browser_kit import (
     DOG_CLIP,
+    attach,
+    choice_chips,
     fill_question,
     open_app,
     pick,
@@ -108,7 +110,7 @@ def test_refusals_are_shown_and_the_question_is_kept(app_server, page) -> None: 
     page.locator("#ask").click()
     page.get_by_text("the limit is 4,000").first.wait_for()
     assert page.locator("#question textarea").input_value() == long_question
-    assert page.locator("#choices textarea").input_value() == "Dog\nCat"
+    assert choice_chips(page) == ["Dog", "Cat"]
 
 
 def test_a_huge_question_is_refused_fast_and_kept(app_server, page) -> None:  # type: ignore[no-untyped-def]
@@ -128,9 +130,9 @@ def test_a_playlist_posing_as_audio_is_refused_with_a_reason(app_server, page, t
     playlist.write_bytes(b"ffconcat version 1.0\nfile 'tests/fixtures/dog_bark_esc50.wav'\n")
     url = app_server()
     open_app(page, url)
-    page.locator("#audio-input input[type=file]").set_input_files(str(playlist))
     fill_question(page, "Which sound is this?", ["Dog", "Cat"])
-    page.locator("#ask").click()
+    attach(page, playlist)  # refused at once, with the reason; nothing typed is lost
     page.get_by_text("concat playlist, not a recording").first.wait_for()
+    assert page.locator("#attachment audio").count() == 0
     assert page.locator("#question textarea").input_value() == "Which sound is this?"
-    assert page.locator("#choices textarea").input_value() == "Dog\nCat"
+    assert choice_chips(page) == ["Dog", "Cat"]

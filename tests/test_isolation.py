@@ -7,7 +7,6 @@ shows A's file name; B's runs never read A's cached tool results.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import stat
@@ -231,55 +230,48 @@ def test_gradio_events_see_only_their_owner(server, tone_wav):
     with httpx.Client(base_url=base, timeout=30) as a, httpx.Client(base_url=base, timeout=30) as b:
         ids = visitor_a(a, tone_wav)
         b.get("/")
-        a_list = json.dumps(gradio_call(a, "on_load", []))
-        b_list = json.dumps(gradio_call(b, "on_load", []))
+        a_list = json.dumps(gradio_call(a, "load", ["/"]))
+        b_list = json.dumps(gradio_call(b, "load", ["/"]))
         assert ids["conversation"] in a_list and "s secret" in a_list  # the title, escaped
         assert ids["conversation"] not in b_list and "s secret" not in b_list
 
 
-def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav):
-    """Handlers whose inputs come from the page's session (the sidebar radio and run picker,
-    checked against the session's choices; the open conversation, a gr.State), which an API
-    caller cannot set: called as Gradio calls them, with each visitor's gr.Request."""
+async def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav):
+    """Handlers whose inputs come from the page's session (the sidebar's list, the run
+    picker, the open conversation, a gr.State), which an API caller cannot set: called as
+    Gradio calls them, with each visitor's gr.Request."""
     import gradio as gr
+
+    from frontend.live import open_and_follow
 
     reg, _ = registry()
     app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=reg)
     with serve(app) as base, httpx.Client(base_url=base, timeout=30) as a:
         ids = visitor_a(a, tone_wav)
         owner_a = app.state.identity.owner_from_cookie(a.cookies[OWNER_COOKIE])
-    ui = next(
-        f.fn.__self__
+    handlers = {
+        f.name: f.fn.__self__
         for r in app.routes
         if hasattr(getattr(r, "app", None), "blocks")
         for f in r.app.blocks.fns.values()
-        if f.name == "on_load"  # a bound method of the page's handlers
-    )
+        if f.name in ("select_run", "rename")  # bound methods of the page's handlers
+    }
+    conversations, actions = handlers["select_run"], handlers["rename"]
+    ctx, cid = conversations.ctx, ids["conversation"]
+    page = ctx.page
     as_a, as_b = gr.Request(username=owner_a), gr.Request(username="visitor:" + "b" * 32)
-    c = ui.components
-    mine = ui.open_conversation(ids["conversation"], as_a)
-    assert mine[c["conv_state"]] == ids["conversation"] and mine[c["chatbot"]]
-    theirs = ui.open_conversation(ids["conversation"], as_b)
-    assert theirs[c["conv_state"]] is None and theirs[c["chatbot"]] == []
-    assert ui.select_run(ids["run"], as_a)[c["trace_df"]]
-    assert ui.select_run(ids["run"], as_b)[c["trace_df"]] == []
-    assert ids["conversation"] not in str(ui.on_load(as_b))
-    assert ids["conversation"] in str(ui.on_load(as_a))
-    ui.rename(ids["conversation"], "Taken", as_b)
-
-    async def delete_as_b_then_as_a_and_undo() -> None:
-        refused = await ui.delete(ids["conversation"], as_b)
-        assert refused == {c["delete_confirm"]: gr.update(visible=False)}
-        assert ids["conversation"] not in ui.pending_deletes  # nothing scheduled for B
-        hidden = await ui.delete(ids["conversation"], as_a)
-        assert hidden[c["undo_state"]] == ids["conversation"]
-        assert ids["conversation"] in ui.pending_deletes
-        await ui.undo_delete(ids["conversation"], as_a)
-        assert ids["conversation"] not in ui.pending_deletes
-
-    asyncio.run(delete_as_b_then_as_a_and_undo())
-    assert ui.store.get_conversation(ids["conversation"]) is None  # the unscoped default
-    titles = lambda: [c.title for c in ui.for_owner(owner_a).store.list_conversations()]  # noqa: E731
+    mine = [u async for u in open_and_follow(ctx, cid, as_a)][0]
+    assert mine[page.conversation] == cid and mine[page.chatbot]
+    theirs = [u async for u in open_and_follow(ctx, cid, as_b)][0]
+    assert theirs[page.conversation] is None and theirs[page.chatbot] == []
+    assert "<td" in conversations.select_run(ids["run"], as_a)[page.trace.table]
+    assert "<td" not in conversations.select_run(ids["run"], as_b)[page.trace.table]
+    assert cid not in str(conversations.new(as_b)[page.sidebar.conv_list])
+    assert cid in str(conversations.new(as_a)[page.sidebar.conv_list])
+    assert page.sidebar.conv_list not in actions.rename(cid, "Taken", as_b)
+    await actions.delete(cid, as_b)
+    assert cid not in ctx.pending_deletes
+    titles = lambda: [c.title for c in ctx.reads(as_a).store.list_conversations()]  # noqa: E731
     assert titles() == ["A's secret"]
-    ui.rename(ids["conversation"], "Renamed by A", as_a)
+    actions.rename(cid, "Renamed by A", as_a)
     assert titles() == ["Renamed by A"]

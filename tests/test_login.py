@@ -157,15 +157,15 @@ def test_gradio_handlers_get_the_logged_in_user(private):
     application, base, _ = private
     with log_in(base, "alice", "alice-plain-password") as alice:
         alice.post("/api/conversations", json={"title": "Alices notes"})
-        started = alice.post("/gradio_api/call/on_load", json={"data": []})
+        started = alice.post("/gradio_api/call/load", json={"data": ["/"]})
         assert started.status_code == 200
-        result = alice.get(f"/gradio_api/call/on_load/{started.json()['event_id']}").text
+        result = alice.get(f"/gradio_api/call/load/{started.json()['event_id']}").text
         assert "Alices notes" in result
     with log_in(base, "bob", "bob-secret") as bob:
-        started = bob.post("/gradio_api/call/on_load", json={"data": []})
+        started = bob.post("/gradio_api/call/load", json={"data": ["/"]})
         assert (
             "Alices notes"
-            not in bob.get(f"/gradio_api/call/on_load/{started.json()['event_id']}").text
+            not in bob.get(f"/gradio_api/call/load/{started.json()['event_id']}").text
         )
 
 

@@ -615,7 +615,7 @@ def test_a_stopped_run_is_summarised_as_cancelled() -> None:
 
 
 def test_compare_pairs_and_the_unavailable_list() -> None:
-    from frontend import ui
+    from frontend import catalogue as ui
 
     pairs = ui.contenders(["offline", "gpt"], ["react", "evidence", "refine"])
     assert pairs == [("offline", "react"), ("offline", "evidence"), ("offline", "refine"),

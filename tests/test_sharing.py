@@ -92,22 +92,27 @@ def test_shared_view_handlers_show_the_conversation_read_only(app_and_base, tone
     )
     load = next(f.fn for f in view.fns.values() if f.name == "load")
     names = {f.name for f in view.fns.values()}
-    assert names == {"load", "pick_run"}  # nothing that asks, renames or deletes
+    assert names == {"load", "pick_run", "refresh"}  # nothing that asks, renames or deletes
 
     class _Query:
         def __init__(self, token: str) -> None:
             self.query_params = {"token": token}
 
-    heading, chat, audio, runs, rows, totals, timeline, state = load(
-        gr.Request(request=_Query(token))
-    )
-    assert "A's secret" in heading and "read-only" in heading
-    assert any("Answer" in str(m) for m in chat)
-    assert f"/api/shared/{token}/audio/{ids['audio']}" in audio and "<audio" in audio
-    assert runs["value"] == ids["run"] and rows and "Totals" in totals
-    assert state["conversation"] == ids["conversation"]
-    missing = load(gr.Request(request=_Query("nope")))
-    assert "No such share link" in missing[0] and missing[1] == []
+    def shown(result: dict) -> dict:
+        """The page's updates by the elem_id of their component (the state as "state")."""
+        return {getattr(k, "elem_id", None) or "state": v for k, v in result.items()}
+
+    page = shown(load(gr.Request(request=_Query(token))))
+    assert "A's secret" in page["shared-heading"] and "read-only" in page["shared-heading"]
+    assert any("Answer" in str(m) for m in page["shared-chat"])
+    player = page["shared-audio"]
+    assert f"/api/shared/{token}/audio/{ids['audio']}" in player and "<audio" in player
+    assert page["shared-run-select"]["value"] == ids["run"]
+    assert "<td" in page["shared-trace-table"] and "Totals" in page["shared-trace-totals"]
+    assert page["state"]["token"] == token
+    missing = shown(load(gr.Request(request=_Query("nope"))))
+    assert "no longer works" in missing["shared-heading"] and missing["shared-chat"] == []
+    assert missing["shared-content"]["visible"] is False
 
 
 def test_share_and_stop_sharing_buttons(app_and_base, tone_wav):
@@ -122,16 +127,16 @@ def test_share_and_stop_sharing_buttons(app_and_base, tone_wav):
         for r in app.routes
         if hasattr(getattr(r, "app", None), "blocks")
         for f in r.app.blocks.fns.values()
-        if f.name in ("make_link", "stop_sharing")
+        if f.name in ("share", "unshare")
     }
     as_a, as_b = gr.Request(username=owner), gr.Request(username="visitor:" + "b" * 32)
-    assert handlers["make_link"](ids["conversation"], as_b)["visible"] is False  # not B's
-    link = handlers["make_link"](ids["conversation"], as_a)["value"]
+    assert handlers["share"](ids["conversation"], as_b)["visible"] is False  # not B's
+    link = handlers["share"](ids["conversation"], as_a)["value"]
     token = link.rsplit("/", 1)[1]
     service = app.state.service
     assert service.shared_conversation(token).id == ids["conversation"]
-    handlers["stop_sharing"](ids["conversation"], as_b)  # B cannot end A's link
+    handlers["unshare"](ids["conversation"], as_b)  # B cannot end A's link
     assert service.shared_conversation(token).id == ids["conversation"]
-    handlers["stop_sharing"](ids["conversation"], as_a)
+    handlers["unshare"](ids["conversation"], as_a)
     with pytest.raises(Exception, match="No such share link"):
         service.shared_conversation(token)

@@ -136,6 +136,7 @@ def test_the_generated_space_starts_keeps_its_data_and_serves_the_page_in_an_ifr
     try:
         health = httpx.get(f"{app.base}/api/health", timeout=10).json()
         assert health["status"] == "ok" and health["storage"] == "persistent"
+        assert "History is temporary" not in httpx.get(f"{app.base}/config", timeout=30).text
         assert health["tools_available"] >= 1
         page = httpx.get(f"{app.base}/", timeout=30, headers={"Sec-Fetch-Dest": "iframe"})
         assert page.status_code == 200 and "<html" in page.text.lower()
@@ -160,6 +161,8 @@ def test_without_persistent_storage_the_space_says_history_is_temporary(
     try:
         health = httpx.get(f"{app.base}/api/health", timeout=10).json()
         assert health["storage"] == "temporary"
+        page = httpx.get(f"{app.base}/config", timeout=30)  # what the page draws
+        assert page.status_code == 200 and "History is temporary" in page.text
     finally:
         app.stop()
     assert "History is temporary" in (tmp_path / "space.log").read_text()

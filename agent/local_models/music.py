@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from agent.local_models import executor
+from agent.local_models.compile_lock import numba_compile_lock
 from agent.local_models.executor import holds_gil
 
 SAMPLE_RATE = 16_000
@@ -83,7 +84,8 @@ def warm_up() -> None:
     """Compile librosa's numba code paths (slow on the first call) and load the note model;
     with worker processes (executor), ``analyze`` is warmed there instead."""
     if not executor.get_executor().processes:
-        analyze(warm_up_tone())
+        with numba_compile_lock():
+            analyze(warm_up_tone())
     _note_session()
 
 

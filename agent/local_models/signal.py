@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agent.local_models.compile_lock import numba_compile_lock
 from agent.local_models.executor import holds_gil
 
 SAMPLE_RATE = 16_000
@@ -59,7 +60,8 @@ class SignalFacts:
 def warm_up() -> None:
     """Compile librosa's pyin (numba) once; the first call is otherwise slow."""
     t = np.arange(SAMPLE_RATE // 2) / SAMPLE_RATE
-    facts((0.3 * np.sin(2 * np.pi * 150.0 * t)).astype(np.float32))
+    with numba_compile_lock():
+        facts((0.3 * np.sin(2 * np.pi * 150.0 * t)).astype(np.float32))
 
 
 def _db(x: float) -> float:

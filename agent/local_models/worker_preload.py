@@ -12,7 +12,6 @@ import warnings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    from agent.local_models import music, signal
+    from agent.local_models.librosa_warm_up import compile_librosa_paths
 
-    signal.warm_up()
-    music.analyze(music.warm_up_tone())  # not music.warm_up(): notes run in the app's threads
+    compile_librosa_paths()  # not music.warm_up(): notes run in the app's threads

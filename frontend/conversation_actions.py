@@ -1,0 +1,148 @@
+"""Handlers that change the open conversation: rename, delete (asked first in the sidebar;
+the chat's trash icon deletes at once) with Undo for ``UNDO_S`` seconds, and share links
+(Share makes a new read-only link and ends the old one; Stop sharing ends it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from typing import Any
+
+import gradio as gr
+
+from backend.limits import check_title
+from backend.service import ServiceError
+from backend.sharing import SHARED_PAGE
+from frontend import render, views
+from frontend.context import PageContext
+from frontend.page_sidebar import UNDO_S, render_export_link
+
+COPY_JS = """(link) => {
+  if (link && navigator.clipboard) { navigator.clipboard.writeText(link).catch(() => {}); }
+  return link;
+}"""
+
+
+class ConversationActions:
+    def __init__(self, ctx: PageContext) -> None:
+        self.ctx = ctx
+
+    # -- rename -------------------------------------------------------------------------------
+    def rename(
+        self, conversation_id: str | None, title: str, request: gr.Request | None = None
+    ) -> views.Updates:
+        page, reads = self.ctx.page, self.ctx.reads(request)
+        if reads.conversation(conversation_id) is None:
+            gr.Warning("Open a conversation first.")
+            return views.unchanged(page.sidebar.export)
+        try:
+            title = check_title((title or "").strip(), reads.service.settings.limits)
+        except ServiceError as exc:
+            gr.Warning(html.escape(str(exc)))
+            return views.unchanged(page.sidebar.export)
+        reads.store.rename_conversation(conversation_id or "", title)
+        return {
+            **views.conversation_list(page, reads, conversation_id, self.ctx.hidden),
+            page.sidebar.export: render_export_link(conversation_id),
+        }
+
+    # -- delete and undo ----------------------------------------------------------------------
+    def ask_delete(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> views.Updates:
+        """Delete in the sidebar, step 1: ask to confirm."""
+        s, reads = self.ctx.page.sidebar, self.ctx.reads(request)
+        conv = reads.conversation(conversation_id)
+        if conv is None:
+            gr.Warning("Open a conversation first.")
+            return {s.delete_confirm: gr.update(visible=False)}
+        return {
+            s.delete_confirm: gr.update(visible=True),
+            s.delete_question: (
+                f"Delete **{render.md_escape(conv.title)}**? You can undo it for "
+                f"{UNDO_S:.0f} seconds."
+            ),
+        }
+
+    async def delete(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> views.Updates:
+        """Delete (confirmed, or the chat's trash icon): hidden at once, gone for good after
+        UNDO_S seconds unless Undo is pressed first."""
+        page, reads = self.ctx.page, self.ctx.reads(request)
+        conv = await asyncio.to_thread(reads.conversation, conversation_id)
+        if conv is None:
+            gr.Warning("Open a conversation first.")
+            return {page.sidebar.delete_confirm: gr.update(visible=False)}
+        loop = asyncio.get_running_loop()  # the deletion (files too) in a thread, not here
+        owned = reads.service
+        self.ctx.pending_deletes[conv.id] = loop.call_later(
+            UNDO_S, loop.run_in_executor, None, self.finish_delete, owned, conv.id
+        )
+        u = page.undo_bar
+        return {
+            **await asyncio.to_thread(views.empty, page, reads, self.ctx.hidden),
+            page.undo: conv.id,
+            u.bar: gr.update(visible=True),
+            u.text: f"Deleted **{render.md_escape(conv.title)}**.",
+            u.timer: gr.Timer(UNDO_S + 0.5, active=True),
+        }
+
+    def finish_delete(self, owned: Any, conversation_id: str) -> None:
+        if self.ctx.pending_deletes.pop(conversation_id, None) is not None:
+            owned.delete_conversation(conversation_id)
+
+    async def undo(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> views.Updates:
+        page, reads = self.ctx.page, self.ctx.reads(request)
+        mine = await asyncio.to_thread(reads.conversation, conversation_id)
+        handle = self.ctx.pending_deletes.get(conversation_id or "") if mine else None
+        hide = self.undo_expired()
+        if handle is None or mine is None:
+            gr.Warning("Too late: that conversation is deleted.")
+            return {**hide, **await asyncio.to_thread(views.empty, page, reads, self.ctx.hidden)}
+        handle.cancel()
+        del self.ctx.pending_deletes[mine.id]
+        gr.Info("Conversation restored.")
+        opened = await asyncio.to_thread(reads.opened, mine.id)
+        assert opened is not None
+        return {
+            **await asyncio.to_thread(views.opened, page, reads, opened, self.ctx.hidden),
+            **hide,
+        }
+
+    def undo_expired(self) -> views.Updates:
+        u = self.ctx.page.undo_bar
+        return {
+            u.bar: gr.update(visible=False),
+            u.timer: gr.Timer(active=False),
+            self.ctx.page.undo: None,
+        }
+
+    # -- share links --------------------------------------------------------------------------
+    def share(self, conversation_id: str | None, request: gr.Request | None = None) -> Any:
+        """Share: a new read-only link (the old one stops working), shown and copied."""
+        owned = self.ctx.owned(request)
+        if not conversation_id or owned.store.get_conversation(conversation_id) is None:
+            gr.Warning("Open or start a conversation first, then share it.")
+            return gr.update(value="", visible=False)
+        token = owned.share(conversation_id)
+        base = ""
+        inner = getattr(request, "request", None)
+        if inner is not None and hasattr(inner, "base_url"):
+            base = str(inner.base_url).rstrip("/")
+        gr.Info("Share link copied: anyone with it can read this conversation.")
+        return gr.update(value=f"{base}{SHARED_PAGE}/{token}", visible=True)
+
+    def unshare(self, conversation_id: str | None, request: gr.Request | None = None) -> Any:
+        """Stop sharing: the link ends, also for anyone who has it open."""
+        owned = self.ctx.owned(request)
+        if not conversation_id or owned.store.get_conversation(conversation_id) is None:
+            return gr.update(value="", visible=False)
+        if owned.unshare(conversation_id):
+            gr.Info("Sharing stopped: the link no longer opens this conversation.")
+        else:
+            gr.Info("This conversation has no share link.")
+        return gr.update(value="", visible=False)
