@@ -72,3 +72,40 @@ def test_a_tool_call_with_cached_input_shows_it_in_its_row() -> None:
     ]  # fmt: skip
     (row,) = trace_rows(events)
     assert "2,050 (1,536 cached)" in row
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_openai_compatible_api_reports_cached_prompt_tokens(tmp_path: Path, stream) -> None:
+    """``/v1/chat/completions`` answers with the run's cached input tokens in OpenAI's own
+    place, ``usage.prompt_tokens_details.cached_tokens``, streamed or not."""
+    import openai
+    from fastapi.testclient import TestClient
+
+    from agent.events import Usage
+    from agent.planners.base import FinalAnswer
+    from agent.registry import Registry
+    from agent.testing import ScriptedPlanner, ScriptedTurn
+    from app import create_app
+    from backend.settings import Settings
+    from tests.client_kit import audio_message
+
+    def turn(messages, tools, force):  # type: ignore[no-untyped-def]
+        if any(m.role == "tool" for m in messages):
+            return ScriptedTurn(answer=FinalAnswer(text="Dog"))
+        return ScriptedTurn(calls=[("audio_model", {})])
+
+    registry = Registry()
+    registry.register(ScriptedPlanner([turn]), kind="planner")
+    usage = Usage(input_tokens=2_000, output_tokens=12, cache_read_tokens=1_536)
+    registry.register(ScriptedTool("audio_model", "A dog barks.", usage=usage), kind="tool")
+    settings = Settings(data_dir=tmp_path / "data", warm_up=False)
+    with TestClient(create_app(settings, registry=registry, ui=False)) as http:
+        client = openai.OpenAI(base_url="http://testserver/v1", api_key="x", http_client=http)
+        asked = {"model": "scripted/react", "messages": [audio_message()]}
+        if stream:
+            options = {"stream": True, "stream_options": {"include_usage": True}}
+            reported = list(client.chat.completions.create(**asked, **options))[-1].usage
+        else:
+            reported = client.chat.completions.create(**asked).usage
+    assert reported is not None and reported.prompt_tokens == 2_000
+    assert reported.prompt_tokens_details.cached_tokens == 1_536
