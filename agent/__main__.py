@@ -181,7 +181,9 @@ def _print_event(event: ev.Event) -> None:
         case "run_finished":
             out.write(
                 f"{event.calls} calls, {event.wall_s:.1f} s, "
-                f"{event.input_tokens + event.output_tokens} tokens, ${event.cost:.4f}\n"
+                f"{event.input_tokens + event.output_tokens} tokens"
+                + (f" ({event.cache_read_tokens} cached)" if event.cache_read_tokens else "")
+                + f", ${event.cost:.4f}\n"
             )
             if event.status == "degraded":
                 out.write(f"Degraded: {', '.join(event.degraded_tools)} failed or timed out\n")

@@ -32,7 +32,8 @@ from agent.planners.base import (
     TurnEnd,
     Verify,
 )
-from agent.prompts import audio_alias, question_prompt, system_prompt
+from agent.prefetch import Prefetch
+from agent.prompts import audio_alias, question_prompt, run_context, system_prompt
 from agent.tools.base import (
     Tool,
     ToolCache,
@@ -129,18 +130,20 @@ def _unique_ids(requests: list[ToolCallRequest]) -> list[ToolCallRequest]:
 
 
 def tool_specs(tools: Sequence[Tool], audio: Sequence[AudioRef]) -> list[ToolSpec]:
-    """The schemas a planner sees: each tool's parameters plus the ``audio_id`` to use."""
+    """The schemas a planner sees: each tool's parameters, plus the ``audio_id`` to use
+    when there are several recordings (with one, every call is about it: the parameter
+    would only cost tokens on every turn)."""
     aliases = [audio_alias(i) for i in range(len(audio))]
     specs = []
     for tool in tools:
         params = dict(tool.parameters or {"type": "object", "properties": {}})
         props = dict(params.get("properties", {}))
-        props["audio_id"] = {
-            "type": "string",
-            "enum": aliases,
-            "description": "Which recording to use"
-            + (f" (default {aliases[0]})" if aliases else ""),
-        }
+        if len(aliases) > 1:
+            props["audio_id"] = {
+                "type": "string",
+                "enum": aliases,
+                "description": f"Which recording (default {aliases[0]})",
+            }
         specs.append(
             ToolSpec(tool.name, tool.description, {**params, "type": "object", "properties": props})
         )
@@ -171,7 +174,7 @@ class RunContext:
         self.failed_tools: list[str] = []  # tools that raised or timed out (status degraded)
         self._seq = req.first_seq - 1
         self._ids = 0
-        self._prefetched: dict[str, asyncio.Future[tuple[ToolResult, bool]]] = {}
+        self._prefetched = Prefetch(req.planner)  # speculative calls, behind the planner
         # This turn's cache lookups, made in one read (``_prime_cache``): key -> result or None.
         self._looked_up: dict[str, ToolResult | None] = {}
         self._background: list[asyncio.Future[Any]] = []
@@ -191,9 +194,11 @@ class RunContext:
         return f"{prefix}_{self._ids}"
 
     def base_messages(self, system: str | None = None) -> list[ChatMessage]:
-        """System prompt, earlier turns of the conversation, and the question."""
+        """System prompt, earlier turns of the conversation, and the question with its
+        recordings and budget (after the question: the system prompt, the tools and the
+        earlier turns stay a prefix that providers cache across turns and questions)."""
         req = self.req
-        messages = [ChatMessage("system", system or system_prompt(req.audio, self.budget))]
+        messages = [ChatMessage("system", system or system_prompt())]
         for turn in req.history:
             messages.append(
                 ChatMessage(
@@ -203,10 +208,11 @@ class RunContext:
                 )
             )
             messages.append(ChatMessage("assistant", turn.answer))
+        asked = question_prompt(req.question, req.choices)
         messages.append(
             ChatMessage(
                 "user",
-                question_prompt(req.question, req.choices),
+                f"{asked}\n\n{run_context(req.audio, self.budget)}",
                 data={"question": req.question, "choices": list(req.choices)},
             )
         )
@@ -262,6 +268,7 @@ class RunContext:
             elif isinstance(chunk, TurnEnd):
                 self.totals.add(chunk.usage, chunk.cost)
                 usage, cost, out.raw, notice = chunk.usage, chunk.cost, chunk.raw, chunk.notice
+        self._prefetched.open()  # the planner's turn is over: speculative work may run
         out.text = "".join(text)
         out.reasoning = "".join(reasoning)
         if force:
@@ -290,6 +297,7 @@ class RunContext:
 
         ``out`` receives one outcome per request, in request order.
         """
+        self._prefetched.open()  # tools run now, not the planner
         available = list(self.req.tools if tools is None else tools)
         requests = _unique_ids(requests)
         names = {t.name for t in available}
@@ -381,9 +389,7 @@ class RunContext:
             known = known or "none (no audio was given)"
             error = f"Unknown audio id '{alias}'. Known ids: {known}."
             return ToolResult(output="", error=error), False
-        prefetched = self._prefetched.pop(
-            cache_key(audio.id, tool.name, arguments, tool.model), None
-        )
+        prefetched = self._prefetched.claim(cache_key(audio.id, tool.name, arguments, tool.model))
         if prefetched is not None:  # started when the question arrived
             outcome = await prefetched
         else:
@@ -523,12 +529,13 @@ class RunContext:
 
     # -- prefetch ----------------------------------------------------------------------------
     def prefetch(self) -> None:
-        """Start decoding and the cheap local analyses (voice activity, signal facts) now.
+        """Start decoding now, and the cheap local analyses (voice activity, signal facts)
+        as soon as they cannot delay the planner (``agent.prefetch``).
 
-        Tools marked ``prefetch = True`` run on the first recording with no arguments as
-        soon as the question arrives; when the planner asks for that call, it gets this
-        one (still running or done). Unclaimed ones are cancelled when the run ends."""
-        for audio in self.req.audio:
+        Tools marked ``prefetch = True`` run on the first recording with no arguments; when
+        the planner asks for that call, it gets this one (still running or done). Unclaimed
+        ones are cancelled when the run ends."""
+        for audio in self.req.audio:  # every tool needs the samples first: at once
             self._background.append(
                 asyncio.ensure_future(asyncio.to_thread(self.store.samples, audio))
             )
@@ -540,15 +547,13 @@ class RunContext:
             limit = getattr(tool, "prefetch_max_s", None)
             if getattr(tool, "prefetch", False) and (limit is None or audio.duration_s <= limit):
                 key = cache_key(audio.id, tool.name, {}, tool.model)
-                self._prefetched[key] = asyncio.ensure_future(
-                    self._fetch(tool, audio, {}, list(self.req.tools), True)
+                self._prefetched.start(
+                    key, lambda tool=tool: self._fetch(tool, audio, {}, list(self.req.tools), True)
                 )
 
     def close(self) -> None:
         """Cancel prefetched calls nobody asked for."""
-        for task in self._prefetched.values():
-            task.cancel()
-        self._prefetched.clear()
+        self._prefetched.cancel()
 
     @staticmethod
     def result_messages(outcomes: Sequence[CallOutcome]) -> list[ChatMessage]:

@@ -158,6 +158,9 @@ class RunFinished(EventBase):
     output_tokens: int
     cost: float
     wall_s: float
+    cache_read_tokens: int = Field(
+        default=0, description="of the input tokens, those the providers served from their cache"
+    )
     status: Literal["ok", "forced", "degraded", "cancelled"] = "ok"
     degraded_tools: list[str] = Field(
         default_factory=list, description="tools that failed or timed out (status degraded)"

@@ -7,22 +7,17 @@ from collections.abc import Sequence
 from agent.answer import format_choices
 from agent.audio import AudioRef
 
-SYSTEM_PROMPT = """You answer questions about audio recordings. You cannot hear the audio \
-yourself: you call audio tools (speech-to-text, audio-language models, sound-event and \
-music analysers, signal measurements) and reason over what they report.
-
-How to work:
-- Think briefly about what evidence the question needs, then call the tools that give it. \
-Calls made in the same turn run at the same time.
-- Tools can be wrong or vague. When two tools disagree, or one answer is uncertain, \
-cross-check: ask another tool, ask a more specific question, or look at a time range with \
-the clip tool.
-- You have a budget of {budget} tool calls for this question.
-- The recordings, referred to by these ids only: {audio_list}.
-- When you have enough evidence, reply without calling tools. Put the final answer in \
-<answer>...</answer>. {choice_rule}"""
-
-CHOICE_RULE = "When answer choices are given, the answer must be exactly the text of one choice."
+# The same text for every question and turn, so that with the tool list it is a prefix the
+# providers cache (OpenAI, DeepSeek, Gemini implicit caching): what varies (the recordings,
+# the budget) comes with the question, after it.
+SYSTEM_PROMPT = """You answer questions about audio recordings you cannot hear: call the \
+audio tools for the evidence the question needs, then reason over what they report.
+- Calls made in one turn run at the same time.
+- Tools can be wrong. When they disagree or an answer is unsure, cross-check: another \
+tool, a more specific question, or one time range (the clip tool).
+- Stay within the tool budget given with the question.
+- When the evidence suffices, reply without tools, the final answer in \
+<answer>...</answer>; when choices are given it is exactly the text of one choice."""
 
 FORCE_ANSWER = (
     "The tool budget is spent. Answer now from the evidence you have, without calling tools. "
@@ -42,10 +37,13 @@ def describe_audio(audio: Sequence[AudioRef]) -> str:
     )
 
 
-def system_prompt(audio: Sequence[AudioRef], budget: int) -> str:
-    return SYSTEM_PROMPT.format(
-        budget=budget, audio_list=describe_audio(audio) or "none", choice_rule=CHOICE_RULE
-    )
+def system_prompt() -> str:
+    return SYSTEM_PROMPT
+
+
+def run_context(audio: Sequence[AudioRef], budget: int) -> str:
+    """What the planner is told with each new question: its recordings and its budget."""
+    return f"Recordings: {describe_audio(audio) or 'none'}. Tool budget: {budget} calls."
 
 
 def question_prompt(question: str, choices: Sequence[str]) -> str:

@@ -307,6 +307,21 @@ class Registry:
         self._planners[name] = planner
         return planner
 
+    def build_planners(self) -> list[str]:
+        """Build every available remote planner and its SDK client now (a client loads the
+        system's certificates: tens of milliseconds a first question would otherwise wait
+        for); no request is sent. Returns the names of those that could not be built (their
+        first turn reports why, as it would have)."""
+        failed = []
+        for entry in self.entries("planner"):
+            if not entry.available or entry.local:
+                continue
+            try:
+                getattr(self.planner(entry.name), "client", None)  # Gemini's is made on use
+            except Exception:  # noqa: BLE001 - e.g. a key the SDK refuses: said at the turn
+                failed.append(entry.name)
+        return failed
+
     def remote_planner_for(self, settings: dict[str, Any], config: ModelConfig) -> Planner:
         """The adapter for a remote planner entry, built from ``config`` (the doctor passes
         one with a short timeout and no retries)."""

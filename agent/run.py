@@ -65,6 +65,7 @@ async def run_question(
             calls=ctx.totals.calls,
             input_tokens=ctx.totals.usage.input_tokens,
             output_tokens=ctx.totals.usage.output_tokens,
+            cache_read_tokens=ctx.totals.usage.cache_read_tokens,
             cost=round(ctx.totals.cost, 6),
             wall_s=round(time.monotonic() - ctx.started, 3),
             # a tool failed or timed out: the answer may lack its evidence, never "ok"

@@ -234,6 +234,7 @@ class RunOutcome:
             "match_rule": answer.match_rule if answer else None,
             "calls": finished.calls if finished else None,
             "input_tokens": finished.input_tokens if finished else 0,
+            "cached_input_tokens": finished.cache_read_tokens if finished else 0,
             "output_tokens": finished.output_tokens if finished else 0,
             "cost_usd": finished.cost if finished else 0.0,
             "wall_s": finished.wall_s if finished else None,

@@ -99,7 +99,8 @@ def completion_id(run_id: str) -> str:
 
 
 def usage(outcome: RunOutcome) -> dict[str, Any]:
-    """OpenAI's usage object with the run's cost in US dollars (``cost``, as OpenRouter)."""
+    """OpenAI's usage object with the run's cost in US dollars (``cost``, as OpenRouter);
+    of the prompt tokens, those the models' providers read from their prompt caches."""
     finished = outcome.finished
     prompt = finished.input_tokens if finished else 0
     completion = finished.output_tokens if finished else 0
@@ -107,6 +108,7 @@ def usage(outcome: RunOutcome) -> dict[str, Any]:
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": finished.cache_read_tokens if finished else 0},
         "cost": finished.cost if finished else 0.0,
     }
 

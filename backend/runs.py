@@ -141,6 +141,9 @@ class _LiveRun:
         self.last_seq = 0  # of the last event produced
         self.stored_seq = 0  # of the last event committed (and published)
         self.pending: list[ev.Event] = []
+        # Every event of the run stored so far, in order: a follower that joins while the
+        # run is live here reads them from memory instead of the database.
+        self.stored: list[ev.Event] = []
         self.flusher: asyncio.Task[None] | None = None
         self.inner: asyncio.Task[None] | None = None
         self.stop_reason: str | None = None  # "cancelled" (Stop) or "interrupted" (shutdown)
@@ -169,6 +172,8 @@ class RunManager:
         heartbeat_s: float = 2.0,
         lease_s: float = 15.0,
         stall_s: float = 300.0,
+        warm_up: bool = False,
+        warm_planners: Callable[[], object] | None = None,
     ) -> None:
         self.store = store
         self.audio = audio
@@ -199,6 +204,13 @@ class RunManager:
         self._thread = threading.Thread(target=self._serve, name="runs", daemon=True)
         self._thread.start()
         self._heartbeat = asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
+        # Done once the run path is warm (at once when not asked to warm it).
+        self.warmed: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._warm_planners = warm_planners
+        if warm_up:
+            asyncio.run_coroutine_threadsafe(self._warm_up(), self._loop)
+        else:
+            self.warmed.set_result(None)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -247,6 +259,29 @@ class RunManager:
         self._thread.join(timeout=5)
         self._db.shutdown(wait=True)
         return [r.run_id for r in live if r.ended_as == "interrupted"]
+
+    async def _warm_up(self) -> None:
+        """In the background at start-up, what the first run would otherwise pay for: the
+        modules a run imports on first use, the configured planners with their SDK clients
+        and the SDKs' first calls (``agent.sdk_warm_up``), both database threads with their
+        connections and compiled statements (``Store.warm_up``, rolled back), and this
+        loop's thread for the decoding a run starts at once."""
+        try:
+            from agent import sdk_warm_up
+            from agent.strategies import all_strategies
+
+            all_strategies()  # imports every strategy and what it uses
+            if self._warm_planners is not None:
+                await asyncio.to_thread(self._warm_planners)
+            await asyncio.to_thread(sdk_warm_up.warm_up)
+            await asyncio.gather(
+                self._in_db(self.store.warm_up), self._in_db(self.store.run_events, "")
+            )
+            await asyncio.to_thread(int)
+        except Exception as exc:  # noqa: BLE001 - only an optimisation
+            log.warning("warm-up of the run path failed: %s", str(exc).splitlines()[0][:200])
+        finally:
+            self.warmed.set_result(None)
 
     async def _beat(self) -> None:
         """Refresh this worker's leases; now and then close runs of dead processes."""
@@ -487,11 +522,13 @@ class RunManager:
         group = live.group
         group.left -= 1
         if group.left == 0 and group.on_end is not None and not self._closing:
+            on_end = group.on_end
+
+            def finish() -> None:  # one trip to a database thread
+                on_end([i for i in map(self.store.get_run, group.run_ids) if i is not None])
+
             try:
-                infos = await self._in_db(
-                    lambda: [i for i in map(self.store.get_run, group.run_ids) if i is not None]
-                )
-                await self._in_db(group.on_end, infos)
+                await self._in_db(finish)
             except Exception:  # noqa: BLE001 - the runs themselves are stored
                 log.exception("after run %s", live.run_id)
         with self._lock:
@@ -601,7 +638,8 @@ class RunManager:
             self._publish(live, batch)
 
     def _publish(self, live: _LiveRun, batch: list[ev.Event]) -> None:
-        with self._lock:
+        with self._lock:  # kept and published in one step: see ``follow``
+            live.stored.extend(batch)
             subscribers = list(live.subscribers)
         for sub in subscribers:
             sub.send(live.run_id, batch)
@@ -638,17 +676,26 @@ class RunManager:
         loop = asyncio.get_running_loop()
         sub = _Subscriber(loop, asyncio.Queue())
         live_ids: set[str] = set()
+        stored: dict[str, list[ev.Event]] = {}
         with self._lock:
             for run_id in run_ids:
                 live = self._live.get(run_id)
                 if live is not None:
+                    # What is stored so far comes from memory; later batches are published
+                    # to this follower (the two are taken in one step under the lock).
                     live.subscribers.add(sub)
                     live_ids.add(run_id)
+                    stored[run_id] = [e for e in live.stored if e.seq > last[run_id]]
         try:
             ended: set[str] = set()
-            stored = await loop.run_in_executor(
-                self._db, lambda: {r: self.store.run_events(r, after=last[r]) for r in run_ids}
-            )
+            elsewhere = [r for r in run_ids if r not in live_ids]
+            if elsewhere:  # ended, or run by another process: from the database
+                stored.update(
+                    await loop.run_in_executor(
+                        self._db,
+                        lambda: {r: self.store.run_events(r, after=last[r]) for r in elsewhere},
+                    )
+                )
             for run_id in run_ids:
                 for event in stored[run_id]:
                     last[run_id] = event.seq

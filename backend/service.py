@@ -204,6 +204,8 @@ class AgentService:
             heartbeat_s=settings.heartbeat_s,
             lease_s=settings.lease_s,
             stall_s=settings.stall_s,
+            warm_up=settings.warm_up,  # the run path, in the background
+            warm_planners=registry.build_planners,
         )
         self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
         self.clients = ClientDirectory()  # each owner's last client address (limits)

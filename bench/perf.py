@@ -5,12 +5,15 @@
 1. loop and storage overhead per call and per run (1, 5, 20 instant scripted calls);
    1b. the same through the run manager, from bench.run_overhead (the runs part's script)
 2. time to first event over SSE, and a 20-call run over HTTP
-3. peers: smolagents' ToolCallingAgent and qwen-agent's Assistant against the same fake
-   OpenAI-compatible loopback server and three tools (instant and 0.5 s); each contender in
-   its own process. The peers live in a separate environment:
+3. peers (bench.peers): our loop, and the same through the service with every event stored,
+   against smolagents' ToolCallingAgent and qwen-agent's Assistant, one cheap model server,
+   three tools (instant and 0.5 s), each contender in its own process, interleaved rounds;
+   construction inside and outside the timer for every agent alike; the median per-round
+   ratio; and the first question in a fresh process against warm ones. The peers live in a
+   separate environment:
        python -m venv --system-site-packages .venv-peers
        .venv-peers/bin/pip install -r requirements-peers.txt
-   (or set AUDIO_AGENT_PEERS_PYTHON to a Python that has them); skipped when missing.
+   (or set AUDIO_AGENT_PEERS_PYTHON to a Python that has them); ours alone when missing.
 4. parallel speed-up: four I/O tools and four CPU-bound model calls in one turn vs one
 5. cache speed-up: the same question again (SQLite tool cache)
 6. offline time per stage per audio minute (real models on a 60 s clip)
@@ -21,6 +24,10 @@
    planner and tools, real server): open it and ask the next question over REST and through
    the Gradio UI's own queue (time to the first and last update, CPU time, bytes per
    update); the ratios should stay within 1.5x.
+9. prompt tokens per question for each strategy: calls, tokens, cacheable prefix, cost at
+   the catalogue's prices (bench.prompt_tokens)
+10. a real model server (bench.llama_bench, optional requirements-llama.txt): per streamed
+   token direct vs through the service; the planner's first token with speculative prefetch
 
 Figures that depend on the machine are also given as ratios. Nothing leaves loopback.
 """
@@ -228,101 +235,29 @@ def section_sse(reps: int, folder: Path) -> None:
 # -- 3. peers -------------------------------------------------------------------------------------
 
 
-def peers_python() -> str | None:
-    """A Python that can import both peers, or None."""
-    candidates = [os.environ.get("AUDIO_AGENT_PEERS_PYTHON"), ".venv-peers/bin/python"]
-    candidates.append(sys.executable)
-    for python in candidates:
-        if not python or not Path(python).exists():
-            continue
-        probe = subprocess.run(
-            [python, "-c", "import smolagents, qwen_agent"], capture_output=True, cwd=ROOT
-        )
-        if probe.returncode == 0:
-            return python
-    return None
-
-
-def _peer_server() -> Any:
-    from bench.peers import TOOLS
-    from tests.fake_openai import FakeOpenAI, Reply
-
-    server = FakeOpenAI()
-
-    def reply(body: dict[str, Any]) -> Reply:
-        server.requests.clear()  # do not keep every body of a long bench
-        names = {t["function"]["name"] for t in body.get("tools") or []}
-        if any(m.get("role") == "assistant" for m in body["messages"]):
-            if "final_answer" in names:  # smolagents ends with its final_answer tool
-                return Reply(tool_calls=[("final_answer", '{"answer": "done"}')])
-            return Reply(text="<answer>done</answer>")
-        if not names:  # qwen-agent's own function-calling prompt: calls written as text
-            return Reply(
-                text="\n".join(
-                    f'<tool_call>\n{{"name": "{name}", "arguments": {{}}}}\n</tool_call>'
-                    for name in TOOLS
-                )
-            )
-        return Reply(tool_calls=[(name, "{}") for name in TOOLS])
-
-    server.chat_fn = reply
-    return server
-
-
-def _contender(python: str, name: str, base: str, delay: float, reps: int) -> list[float]:
-    out = subprocess.run(
-        [python, "-m", "bench.peers", name, base, str(delay), str(reps)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-    )
-    lines = [line for line in out.stdout.splitlines() if line.startswith("[")]
-    if out.returncode or not lines:
-        raise RuntimeError(f"{name}: {(out.stderr or out.stdout).strip()[-400:]}")
-    return json.loads(lines[-1])
-
-
 def section_peers(reps: int) -> None:
-    from tests.servers import serve
+    from bench import peers
 
-    heading("3. Against peers: same fake OpenAI-compatible server, 3 tools asked in one turn")
-    python = peers_python()
+    heading(
+        "3. Against peers: one cheap model server, 3 tools asked in one turn, each contender in "
+        "its own process, interleaved rounds (bench.peers)"
+    )
+    python = peers.peers_python()
+    contenders = peers.OURS + (peers.PEERS if python else ())
     if python is None:
         print(
-            "skipped: smolagents and qwen-agent are not installed. Install them apart from the "
-            "app:\n  python -m venv --system-site-packages .venv-peers\n"
-            "  .venv-peers/bin/pip install -r requirements-peers.txt"
+            "peers skipped (ours measured alone): smolagents and qwen-agent are not installed. "
+            "Install them apart from the app:\n  python -m venv --system-site-packages "
+            ".venv-peers\n  .venv-peers/bin/pip install -r requirements-peers.txt"
         )
-        return
-    server = _peer_server()
-    with serve(server.app) as base:
-        url = f"{base}/v1"
-        for delay in (0.0, 0.5):
-            results: dict[str, list[float]] = {}
-            # Interleaved rounds, so a busy moment of the machine hits every contender.
-            for _ in range(3):
-                for name in ("ours", "ours_stored", *PEERS):
-                    exe = sys.executable if name.startswith("ours") else python
-                    try:
-                        results.setdefault(name, []).extend(_contender(exe, name, url, delay, reps))
-                    except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                        results[name] = []
-                        print(f"  {name} failed: {exc}")
-            label = "instant tools" if not delay else f"{delay:g} s tools"
-            fastest_peer = min(
-                (median(results[p]) for p in PEERS if results.get(p)), default=float("nan")
-            )
-            print(f"{label}:")
-            for name, times in results.items():
-                if not times:
-                    continue
-                m = median(times)
-                print(
-                    f"  {name:12} median {ms(m)}  p95 {ms(p95(times))}  "
-                    f"x{m / fastest_peer:5.2f} of the fastest peer",
-                    flush=True,
-                )
+    for delay in (0.0, 0.5):
+        peers.report(peers.compare(python or sys.executable, delay, reps, contenders))
+    first, warm = peers.first_run(3)
+    print(
+        f"through the service, a fresh process: first question {ms(first)}, warm {ms(warm)}: "
+        f"x{first / warm:.2f} (median of 3 processes; target x1.5)",
+        flush=True,
+    )
 
 
 # -- 4. parallel speed-up -------------------------------------------------------------------------
@@ -793,6 +728,23 @@ def section_history(reps: int, folder: Path) -> None:
     )
 
 
+# -- 9. prompt tokens, 10. a real model server ------------------------------------------------
+
+
+def section_tokens() -> None:
+    from bench import prompt_tokens
+
+    heading("9. Prompt tokens per question, per strategy (bench.prompt_tokens)")
+    prompt_tokens.main([])
+
+
+def section_llama(reps: int) -> None:
+    from bench import llama_bench
+
+    heading("10. A real model server on this machine: llama.cpp + Gemma 3 270M (bench.llama_bench)")
+    llama_bench.main(["--reps", str(reps)])
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -802,7 +754,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--load-timeout", type=float, default=900.0)
     parser.add_argument(
-        "--skip", default="", help="overhead,runs,sse,peers,parallel,cache,offline,load,history"
+        "--skip",
+        default="",
+        help="overhead,runs,sse,peers,parallel,cache,offline,load,history,tokens,llama",
     )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -814,12 +768,14 @@ def main() -> None:
             ("overhead", lambda: section_overhead(reps, folder)),
             ("runs", lambda: section_run_manager(reps)),
             ("sse", lambda: section_sse(reps, folder)),
-            ("peers", lambda: section_peers(3 if args.quick else 5)),
+            ("peers", lambda: section_peers(8 if args.quick else 20)),
             ("parallel", lambda: section_parallel(folder)),
             ("cache", lambda: section_cache(folder)),
             ("offline", lambda: section_offline(folder)),
             ("load", lambda: section_load(args.sessions, args.load_timeout, folder)),
             ("history", lambda: section_history(5 if args.quick else 11, folder)),
+            ("tokens", section_tokens),
+            ("llama", lambda: section_llama(3 if args.quick else 6)),
         ]
         for name, section in sections:
             if name not in skip:

@@ -376,6 +376,13 @@ def guess_line(answer: ev.Answer) -> str:
     return f"can't tell; best guess: {answer.choice.strip()}"
 
 
+def input_tokens_text(input_tokens: int, cached: int) -> str:
+    """Input tokens as shown: "1,034 in", or "1,034 in, 1,000 cached" when the provider
+    served some from its prompt cache (priced at the cache price: agent/prices.py)."""
+    text = f"{input_tokens:,} in"
+    return f"{text}, {cached:,} cached" if cached else text
+
+
 def footnote(
     finished: ev.RunFinished,
     planner_label: str = "",
@@ -386,7 +393,8 @@ def footnote(
     tokens = finished.input_tokens + finished.output_tokens
     token_text = f"{tokens:,} tokens"
     if tokens:
-        token_text += f" ({finished.input_tokens:,} in · {finished.output_tokens:,} out)"
+        given = input_tokens_text(finished.input_tokens, finished.cache_read_tokens)
+        token_text += f" ({given} · {finished.output_tokens:,} out)"
     if not finished.tokens_reported:  # a server that sends no counts is not 0 tokens
         token_text = f"{token_text}, some not reported" if tokens else "tokens not reported"
     parts = [
@@ -759,7 +767,9 @@ def trace_rows(events: Sequence[ev.Event]) -> list[list[str]]:
             time = "stopped" if _stopped(state) else "no result" if state.ended else "running…"
             rows.append([call.tool, call.model or "", time, "", "", "", ""])
             continue
-        tokens = result.usage.input_tokens + result.usage.output_tokens
+        tokens = f"{result.usage.input_tokens + result.usage.output_tokens:,}"
+        if result.usage.cache_read_tokens:
+            tokens += f" ({result.usage.cache_read_tokens:,} cached)"
         rows.append(
             [
                 call.tool,
@@ -767,7 +777,7 @@ def trace_rows(events: Sequence[ev.Event]) -> list[list[str]]:
                 f"{result.duration_s:.2f}",
                 "yes" if result.cached else "",
                 result.error or "",
-                f"{tokens:,}",
+                tokens,
                 f"{result.cost:.4f}",
             ]
         )
@@ -791,7 +801,8 @@ def trace_totals(events: Sequence[ev.Event]) -> str:
         f = state.finished
         parts += [
             f"wall {f.wall_s:.1f} s",
-            f"tokens {f.input_tokens:,} in · {f.output_tokens:,} out",
+            f"tokens {input_tokens_text(f.input_tokens, f.cache_read_tokens)} · "
+            f"{f.output_tokens:,} out",
             f"cost ${f.cost:.4f}",
             f"status {f.status}",
         ]

@@ -7,26 +7,31 @@ shared by all threads of the web app. Nothing returned holds on to a session.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from agent.audio import AudioRef
 from agent.events import (
-    Answer,
     Event,
     RunFailed,
-    RunFinished,
-    Thought,
-    ToolResultEvent,
     parse_event,
 )
 from agent.tools.base import ToolResult
@@ -43,14 +48,24 @@ from storage.models import (
     Run,
     ShareLink,
     ToolCacheEntry,
-    new_id,
     utc_now,
+)
+from storage.run_writes import (
+    TITLE_CHARS,  # noqa: F401 - part of this module's API (tests, callers)
+    append_batch,
+    as_utc,
+    fold_values,
+    insert_conversation,
+    insert_message,
+    insert_run,
+    make_title,  # noqa: F401 - part of this module's API (tests, callers)
+    new_run_values,
+    warm_statements,
 )
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
 
 EXPORT_FORMAT = "audio-agent-conversation/1"
 INTERRUPTED_ERROR = "interrupted (server stopped)"
-TITLE_CHARS = 60
 ROLES = ("user", "assistant")
 DECODED_BYTES_PER_S = 16_000 * 2  # the stored copy of every recording: 16 kHz mono 16-bit
 
@@ -65,11 +80,6 @@ class OwnerActivity:
     running: int  # runs running or queued now, in every process
     spent_today_usd: float  # cost of the runs created since the day started (UTC)
     oldest_recent: datetime | None = None  # the first of runs_recent
-
-
-class RunClosedError(LookupError):
-    """Events for a run that is no longer running (e.g. marked interrupted by another
-    process after its lease expired): nothing of the batch was stored."""
 
 
 class Store:
@@ -98,17 +108,35 @@ class Store:
         self.cache_writes.close()
         self.engine.dispose()
 
+    def warm_up(self) -> None:
+        """Make a process's first question cost what later ones cost: a pooled connection,
+        and the statements that store a question, its run and its events compiled once
+        (SQLAlchemy caches them per engine) in a transaction that is rolled back, then the
+        run path's reads. Nothing is stored."""
+        with self.engine.connect() as conn:
+            transaction = conn.begin()
+            try:
+                warm_statements(conn, owner="warm-up")
+                # the tool cache's upsert and hit count
+                _write_cache_rows(conn, {"warm-up": ("", "", ToolResult(output=""))}, {"x": 1})
+            finally:
+                transaction.rollback()
+        now = utc_now()
+        self.get_conversation("", owner="warm-up")
+        self.audio_infos([""], "warm-up")
+        self.prior_turns("")
+        self.owner_activity("warm-up", now, now)
+        self.get_run("")
+        self.run_events("")
+        self.cache_get_many(["", " "])
+
     # ------------------------------------------------------------------ conversations
 
     def create_conversation(
         self, title: str = DEFAULT_TITLE, owner: str = DEFAULT_OWNER
     ) -> ConversationInfo:
-        now = utc_now()
-        row = Conversation(id=new_id(), owner=owner, title=title, created_at=now, updated_at=now)
-        with self._sessions.begin() as s:
-            s.add(row)
-            s.flush()
-            return _conversation(row)
+        with self.engine.begin() as conn:
+            return insert_conversation(conn, title, owner)
 
     def list_conversations(self, owner: str | None = None) -> list[ConversationInfo]:
         """Newest activity first; every owner's when ``owner`` is None."""
@@ -164,9 +192,11 @@ class Store:
         self, conversation_id: str, owner: str | None = None
     ) -> ConversationInfo | None:
         """The conversation; None if there is none, or (``owner`` given) it is someone else's."""
-        with self._sessions() as s:
-            row = _owned(s.get(Conversation, conversation_id), owner)
-            return _conversation(row) if row is not None else None
+        stmt = select(Conversation.__table__).where(Conversation.id == conversation_id)
+        with self.engine.connect() as conn:  # a plain row: no session, no ORM object
+            row = conn.execute(stmt).first()
+        owned = _owned(row, owner)  # type: ignore[arg-type]
+        return _conversation(owned) if owned is not None else None
 
     def rename_conversation(
         self, conversation_id: str, title: str, owner: str | None = None
@@ -223,15 +253,12 @@ class Store:
     def get_audio(self, audio_id: str, owner: str | None = None) -> AudioInfo | None:
         """The recording; with ``owner``, only through that owner's reference (None without
         one), and with that owner's file name and upload time."""
-        with self._sessions() as s:
-            row = s.get(Audio, audio_id)
-            if row is None or owner is None:
-                return audio_info(row) if row is not None else None
-            ref = s.get(AudioOwnerRef, (owner, audio_id))
-            if ref is None:
-                return None
-            info = audio_info(row)
-            return info.model_copy(update={"name": ref.name, "created_at": _utc(ref.created_at)})
+        if owner is None:
+            stmt = select(Audio.__table__).where(Audio.id == audio_id)
+            with self.engine.connect() as conn:
+                row = conn.execute(stmt).first()
+            return audio_info(row) if row is not None else None  # type: ignore[arg-type]
+        return self.audio_infos([audio_id], owner).get(audio_id)
 
     def audio_infos(self, audio_ids: Iterable[str], owner: str) -> dict[str, AudioInfo]:
         """``get_audio`` for several recordings in one query: those ``owner`` has a
@@ -331,48 +358,11 @@ class Store:
             raise ValueError(f"role must be one of {ROLES}, not {role!r}")
         choice_list = [str(c) for c in (choices or [])]
 
-        def write(s: Session) -> MessageInfo:
-            # Write first: that takes the conversation's row lock on PostgreSQL and the write
-            # lock on SQLite before the next position is read, so writers to one conversation
-            # take turns instead of racing for it (and retrying).
-            now = utc_now()
-            touched = s.execute(
-                update(Conversation)
-                .where(Conversation.id == conversation_id)
-                .values(updated_at=now)
-            )
-            conv = s.get(Conversation, conversation_id)
-            if conv is None or not touched.rowcount:  # type: ignore[attr-defined]
-                raise LookupError(f"No conversation {conversation_id!r}")
-            if audio_id is not None and s.get(Audio, audio_id) is None:
-                raise LookupError(f"No audio {audio_id!r}; call add_audio first")
-            last, user_count = s.execute(
-                select(
-                    func.max(Message.position),
-                    func.count(Message.id).filter(Message.role == "user"),
-                ).where(Message.conversation_id == conversation_id)
-            ).one()
-            row = Message(
-                id=new_id(),
-                conversation_id=conversation_id,
-                position=(last or 0) + 1,
-                role=role,
-                text=text,
-                choices=choice_list,
-                audio_id=audio_id,
-                created_at=now,
-            )
-            s.add(row)
-            conv.updated_at = now
-            if role == "user" and not user_count and conv.title == DEFAULT_TITLE:
-                title = make_title(text)
-                if title:
-                    conv.title = title
-            s.flush()
-            return _message(row)
+        def write(conn: Connection) -> MessageInfo:
+            return insert_message(conn, conversation_id, role, text, choice_list, audio_id)
 
         # Two writers may pick the same next position; the unique constraint catches it.
-        return self._retry_on_conflict(write)
+        return self._retry_on_conflict_plain(write)
 
     def list_messages(self, conversation_id: str, last: int | None = None) -> list[MessageInfo]:
         """The conversation's messages in order, or only its ``last`` ones (plain rows, no
@@ -422,29 +412,14 @@ class Store:
         """Register a run (status "running") before its events are appended.
 
         ``worker_id``: the process that runs it; its heartbeat (lease) starts now."""
-        now = utc_now()
-        row = Run(
-            id=run_id,
-            message_id=message_id,
-            group_id=group_id,
-            planner=planner,
-            strategy=strategy,
-            tools=list(tools),
-            status="running",
-            calls=0,
-            input_tokens=0,
-            output_tokens=0,
-            cost=0.0,
-            created_at=now,
-            worker_id=worker_id,
-            heartbeat_at=now if worker_id else None,
-        )
-        with self._sessions.begin() as s:
-            if s.get(Message, message_id) is None:
-                raise LookupError(f"No message {message_id!r}")
-            s.add(row)
-            s.flush()
-            return _run(row)
+        values = new_run_values(run_id, message_id, planner, strategy, tools, group_id, worker_id)
+        try:  # one plain insert; the foreign key says whether the message exists
+            with self.engine.begin() as conn:
+                return insert_run(conn, values)
+        except IntegrityError as exc:
+            if self.get_message(message_id) is None:
+                raise LookupError(f"No message {message_id!r}") from exc
+            raise
 
     def append_event(self, event: Event) -> None:
         """Store one event (committed at once) and fold it into the run's row.
@@ -469,29 +444,9 @@ class Store:
         run_id = events[0].run_id
         if any(e.run_id != run_id for e in events):
             raise ValueError("append_events takes the events of one run")
-        values = _fold_values(events)
-        values["heartbeat_at"] = utc_now()
-        rows = [
-            {
-                "run_id": run_id,
-                "seq": e.seq,
-                "type": e.type,
-                "payload": e.model_dump(mode="json"),
-                "at": e.at,
-            }
-            for e in events
-        ]
-        stmt = update(Run).where(Run.id == run_id)
-        if require_running:
-            stmt = stmt.where(Run.status == "running")
         try:
             with self.engine.begin() as conn:
-                if not conn.execute(stmt.values(**values)).rowcount:  # type: ignore[attr-defined]
-                    exists = conn.scalar(select(Run.status).where(Run.id == run_id))
-                    if exists is None:
-                        raise LookupError(f"No run {run_id!r}; call create_run first")
-                    raise RunClosedError(f"Run {run_id!r} is {exists}, no longer running")
-                conn.execute(insert(EventRow), rows)
+                append_batch(conn, events, require_running=require_running)
         except IntegrityError as exc:
             seqs = ", ".join(str(e.seq) for e in events)
             raise ValueError(f"Event seq {seqs} of run {run_id!r} is already stored") from exc
@@ -515,8 +470,8 @@ class Store:
             .join(Conversation, Conversation.id == Message.conversation_id)
             .where(Conversation.owner == owner)
         )
-        with self._sessions() as s:
-            recent, running, spent, oldest = s.execute(
+        with self.engine.connect() as conn:
+            recent, running, spent, oldest = conn.execute(
                 select(
                     func.count(Run.id).filter(Run.created_at >= since),
                     func.count(Run.id).filter(Run.status == "running"),
@@ -534,15 +489,15 @@ class Store:
     def get_run(self, run_id: str, owner: str | None = None) -> RunInfo | None:
         """The run; None if there is none, or (``owner`` given) it is in someone else's
         conversation."""
-        stmt = select(Run).where(Run.id == run_id)
+        stmt = select(Run.__table__).where(Run.id == run_id)
         if owner is not None:
             stmt = stmt.join(Message, Message.id == Run.message_id).join(
                 Conversation,
                 (Conversation.id == Message.conversation_id) & (Conversation.owner == owner),
             )
-        with self._sessions() as s:
-            row = s.scalar(stmt)
-            return _run(row) if row is not None else None
+        with self.engine.connect() as conn:  # a plain row: no session, no ORM object
+            row = conn.execute(stmt).first()
+        return _run(row) if row is not None else None  # type: ignore[arg-type]
 
     def runs_for_message(self, message_id: str, owner: str | None = None) -> list[RunInfo]:
         """The runs answering one user message, oldest first (none of another owner's)."""
@@ -594,8 +549,8 @@ class Store:
         )
         turns: list[tuple[str, list[str], str]] = []
         seen: set[str] = set()
-        with self._sessions() as s:
-            for message_id, text, choices, choice, answer in s.execute(stmt):
+        with self.engine.connect() as conn:
+            for message_id, text, choices, choice, answer in conn.execute(stmt):
                 if message_id in seen:
                     continue
                 seen.add(message_id)
@@ -690,7 +645,7 @@ class Store:
         for run_id in run_ids:
             with self.engine.begin() as conn:
                 failed = RunFailed(run_id=run_id, seq=1, kind="interrupted", message=message)
-                values = _fold_values([failed])
+                values = fold_values([failed])
                 values["heartbeat_at"] = None
                 # Conditional: a run that finished or beat its heartbeat meanwhile is kept.
                 if not conn.execute(
@@ -859,17 +814,7 @@ class Store:
     ) -> None:
         """One transaction for what ``cache_writes`` gathered: upserts, then hit counts."""
 
-        def write(s: Session) -> None:
-            for key, (tool, audio_id, result) in rows.items():
-                _upsert_cache(s, key, tool, audio_id, result)
-            for key, count in hits.items():
-                s.execute(
-                    update(ToolCacheEntry)
-                    .where(ToolCacheEntry.key == key)
-                    .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + count)
-                )
-
-        self._retry_on_conflict(write)
+        self._retry_on_conflict_plain(lambda conn: _write_cache_rows(conn, rows, hits))
 
     def cache_hits(self, key: str) -> int | None:
         self.cache_writes.flush()
@@ -887,6 +832,20 @@ class Store:
             return int(s.execute(stmt).rowcount)  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ helpers
+
+    def _retry_on_conflict_plain(
+        self, write: Callable[[Connection], T], attempts: int = 5
+    ) -> T:
+        """``_retry_on_conflict`` for writes in plain statements (no session)."""
+        for attempt in range(attempts):
+            try:
+                with self.engine.begin() as conn:
+                    return write(conn)
+            except IntegrityError:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def _retry_on_conflict(self, write: Callable[[Session], T], attempts: int = 5) -> T:
         for attempt in range(attempts):
@@ -940,18 +899,24 @@ class SqlToolCache:
         self.store.cache_put_later(self.scoped(key), tool, audio_id, result)
 
 
-def _upsert_cache(s: Session, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-    """Insert or replace one tool-cache row (its hit count kept) in the session's transaction."""
-    data = result.model_dump(mode="json")
-    dialect = s.get_bind().dialect.name
-    if dialect in ("sqlite", "postgresql"):  # one upsert statement
+def _write_cache_rows(
+    conn: Connection, rows: dict[str, tuple[str, str, ToolResult]], hits: dict[str, int]
+) -> None:
+    """Insert or replace tool-cache rows (their hit counts kept), then add hits, on ``conn``:
+    one upsert statement for all rows on SQLite and PostgreSQL, one update for all hits."""
+    now = utc_now()
+    values = [
+        {"key": key, "tool": tool, "audio_id": audio_id, "result": result.model_dump(mode="json"),
+         "created_at": now, "hits": 0}
+        for key, (tool, audio_id, result) in rows.items()
+    ]  # fmt: skip
+    dialect = conn.dialect.name
+    if values and dialect in ("sqlite", "postgresql"):
         if dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert as upsert
         else:
             from sqlalchemy.dialects.postgresql import insert as upsert
-        stmt = upsert(ToolCacheEntry).values(
-            key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
-        )
+        stmt = upsert(ToolCacheEntry)
         stmt = stmt.on_conflict_do_update(
             index_elements=[ToolCacheEntry.key],
             set_={
@@ -960,67 +925,22 @@ def _upsert_cache(s: Session, key: str, tool: str, audio_id: str, result: ToolRe
                 "result": stmt.excluded.result,
             },
         )
-        s.execute(stmt)
-        return
-    row = s.get(ToolCacheEntry, key)
-    if row is None:
-        s.add(
-            ToolCacheEntry(
-                key=key, tool=tool, audio_id=audio_id, result=data, created_at=utc_now(), hits=0
-            )
+        conn.execute(stmt, values)
+    for row in values if dialect not in ("sqlite", "postgresql") else []:
+        changed = conn.execute(
+            update(ToolCacheEntry)
+            .where(ToolCacheEntry.key == row["key"])
+            .values(tool=row["tool"], audio_id=row["audio_id"], result=row["result"])
         )
-    else:
-        row.tool, row.audio_id, row.result = tool, audio_id, data
-    s.flush()
-
-
-def make_title(text: str, limit: int = TITLE_CHARS) -> str:
-    """A one-line title from a question: whitespace collapsed, cut near ``limit`` chars."""
-    line = re.sub(r"\s+", " ", text).strip()
-    if len(line) <= limit:
-        return line
-    cut = line[:limit]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,.;:-") + "…"
-
-
-def _fold_values(events: Sequence[Event]) -> dict[str, Any]:
-    """Column values of a run's row after a batch of its events: the answer, the totals and
-    status when it ends; the cost grows with each paid step until ``run_finished`` sets the
-    total."""
-    values: dict[str, Any] = {}
-    spent = 0.0
-    for event in events:
-        if isinstance(event, Thought | ToolResultEvent):
-            spent += event.cost
-        elif isinstance(event, Answer):
-            values.update(answer_text=event.text, answer_choice=event.choice)
-        elif isinstance(event, RunFinished):
-            values.update(
-                calls=event.calls,
-                input_tokens=event.input_tokens,
-                output_tokens=event.output_tokens,
-                cost=event.cost,
-                wall_s=event.wall_s,
-                status=event.status,
-                finished_at=event.at,
-            )
-        elif isinstance(event, RunFailed):
-            values.update(
-                status=_failed_status(event),
-                error=event.message,
-                error_kind=event.kind,
-                finished_at=event.at,
-            )
-    if spent and "cost" not in values:
-        values["cost"] = Run.cost + spent
-    return values
-
-
-def _failed_status(event: RunFailed) -> str:
-    return event.kind if event.kind in ("cancelled", "interrupted") else "failed"
+        if not changed.rowcount:  # type: ignore[attr-defined]
+            conn.execute(insert(ToolCacheEntry).values(**row))
+    if hits:
+        conn.execute(
+            update(ToolCacheEntry)
+            .where(ToolCacheEntry.key == bindparam("hit_key"))
+            .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + bindparam("count")),
+            [{"hit_key": key, "count": count} for key, count in hits.items()],
+        )
 
 
 def _export_event(payload: dict[str, Any]) -> dict[str, Any]:
@@ -1031,10 +951,7 @@ def _export_event(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _utc(value: datetime) -> datetime:
-    """SQLite returns naive datetimes; everything stored is UTC."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    return as_utc(value)
 
 
 def _utc_opt(value: datetime | None) -> datetime | None:

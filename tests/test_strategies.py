@@ -125,6 +125,16 @@ async def test_refine_stops_when_the_document_is_sufficient(store, tone_wav):
     assert (answer.choice, answer.confidence) == ("Siren", 0.8)
 
 
+async def test_refine_without_an_audio_model_captions_with_what_the_question_needs(store, tone_wav):
+    local = [ScriptedTool(n, f"{n} says") for n in ("sound_events", "transcribe", "music_analysis")]
+    events = await run(store, tone_wav, refine_planner(sufficient_at=1), local, "refine")
+    first = of(events, "tool_call")[0]
+    assert (first.tool, first.arguments) == ("caption", {"focus": "Which sound is heard?"})
+    document = of(events, "document")[0].text
+    assert "sound_events says" in document
+    assert "music_analysis" not in document and "transcribe" not in document  # not asked
+
+
 async def test_refine_runs_at_most_three_iterations(store, tone_wav):
     omni = audio_model()
     events = await run(store, tone_wav, refine_planner(sufficient_at=None), [omni], "refine")

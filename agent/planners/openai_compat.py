@@ -26,6 +26,7 @@ from typing import Any
 
 import openai
 
+from agent.chat_request import create_chat
 from agent.events import Usage
 from agent.openai_client import chat_usage, classify_error, make_client, refuses_streaming
 from agent.planners.base import (
@@ -109,7 +110,7 @@ class OpenAICompatPlanner:
         self, request: dict[str, Any], tools: list[ToolSpec]
     ) -> AsyncIterator[PlannerChunk]:
         """One non-streamed call, given out as the same chunks a stream would give."""
-        response = await self.client.chat.completions.create(**request)
+        response = await create_chat(self.client, request)
         usage = chat_usage(response.usage)
         text = ""
         record = ReasoningRecord()
@@ -139,7 +140,7 @@ class OpenAICompatPlanner:
         request = {**request, "stream": True}
         if self.config.options.get("stream_usage", True):
             request["stream_options"] = {"include_usage": True}
-        stream = await self.client.chat.completions.create(**request)
+        stream = await create_chat(self.client, request)
         text_parts: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage(reported=False)  # until a chunk carries the counts

@@ -11,15 +11,15 @@ from agent.planners.base import ChatMessage, PlannerError, ToolCallRequest
 from agent.strategies.audio_views import AskAudioTool, CaptionTool
 from agent.strategies.base import final_from_json
 
+# The same for every question (a prefix providers cache); the budget comes with the question.
 SYSTEM = """You answer questions about an audio recording you cannot hear. You have two tools:
 - caption: a detailed description of the whole recording (optionally with a focus);
 - ask_audio: ask an audio model any question about the recording.
-The caption has already been made; its result follows. You may call either tool, at most \
-{budget} calls in all (the caption counts). When you are ready, reply with only a JSON object:
-{{"answer": "<your answer>", "reasoning": "<a short summary of the evidence>"}}
-{choice_rule}"""
+The caption has already been made; its result follows. You may call either tool within the \
+budget given with the question (the caption counts). When you are ready, reply with only a \
+JSON object: {"answer": "<your answer>", "reasoning": "<a short summary of the evidence>"}
+When choices are given, the answer must be exactly the text of one of them."""
 
-CHOICE_RULE = "The answer must be exactly the text of one of the choices."
 FORCE = (
     "The tool budget is spent. Reply now with only the JSON object "
     '{"answer": "...", "reasoning": "..."}.'
@@ -32,10 +32,7 @@ class CaptionFirst:
 
     async def run(self, ctx: RunContext) -> AsyncIterator[ev.Event]:
         views = [CaptionTool(ctx.req.tools), AskAudioTool(ctx.req.tools)]
-        system = SYSTEM.format(
-            budget=ctx.budget, choice_rule=CHOICE_RULE if ctx.req.choices else ""
-        )
-        messages = ctx.base_messages(system=system)
+        messages = ctx.base_messages(system=SYSTEM)
         # Without an audio-language model the caption is assembled from local tools: focused
         # on the question, so it costs the tools the question needs, not the whole stack.
         local = views[0].backend is None

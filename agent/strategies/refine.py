@@ -60,7 +60,11 @@ class Refine:
         step_data = {"question": ctx.req.question, "choices": list(ctx.req.choices)}
 
         outcomes: list[CallOutcome] = []
-        first = ToolCallRequest(ctx.new_call_id("caption"), "caption", {})
+        # Without an audio-language model the caption is assembled from local tools: focused
+        # on the question (as caption_first's), it costs the tools the question needs instead
+        # of the whole stack (music and pitch analysis on every clip).
+        focus = {"focus": ctx.req.question} if caption.backend is None else {}
+        first = ToolCallRequest(ctx.new_call_id("caption"), "caption", focus)
         async for event in ctx.call_tools([first], outcomes, tools=views):
             yield event
         document, sources = _merge("", [], outcomes[0], "caption")
