@@ -129,10 +129,15 @@ def detect(rows: list[dict[str, Any]], path: Path) -> Benchmark:
     if path.suffix == ".parquet":
         return "mmau-pro"
     first = rows[0] if rows else {}
+    # MMAU-Pro's categories are looked at only in rows keyed as MMAU-Pro's (audio_path): the
+    # dev sets (MMAU keys, audio_id) have an "open" category of their own.
     if (
         isinstance(first.get("audio_path"), list)
         or "task_identifier" in first
-        or any(r.get("category") in (PRO_OPEN, PRO_INSTRUCTION) for r in rows)
+        or (
+            "audio_id" not in first
+            and any(r.get("category") in (PRO_OPEN, PRO_INSTRUCTION) for r in rows)
+        )
     ):
         return "mmau-pro"
     if "audio_path" in first:

@@ -42,6 +42,20 @@ def test_mmau_items_with_groups_and_missing_audio(tmp_path: Path) -> None:
     assert not second.runnable and second.missing == ["./test-mini-audios/gone.wav"]
 
 
+def test_dev_set_with_open_questions_is_read_as_mmau(tmp_path: Path) -> None:
+    """The dev sets (MMAU keys) have a category "open" of their own; only MMAU-Pro rows
+    (audio_path) are told apart by MMAU-Pro's category names."""
+    rows = [
+        {"id": "dev-0", "audio_id": f"./{DOG}", "question": "Which sound?",
+         "choices": ["dog", "rain"], "answer": "dog", "category": "which_sound"},
+        {"id": "dev-1", "audio_id": f"./{DOG}", "question": "Is there a dog barking?",
+         "choices": [], "answer": "yes", "category": "open", "open": "yes_no"},
+    ]  # fmt: skip
+    benchmark, items = load_items(write(tmp_path / "devsets.json", rows), FIXTURES)
+    assert benchmark == "mmau"
+    assert all(item.runnable for item in items)
+
+
 def test_mmau_pro_multi_audio_open_and_instruction_items_from_parquet(tmp_path: Path) -> None:
     rows = [
         {"id": "p1", "audio_path": [DOG, DIGIT], "question": "Which clip has speech?",
