@@ -7,9 +7,10 @@ read apart in the sidebar; a title the owner already has gets " (2)", " (3)" ...
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from pathlib import PurePath
+
+from storage.run_writes import make_title
 
 QUESTION_CHARS = 36  # the question's part of a title
 NAME_CHARS = 22  # the recording's part
@@ -20,14 +21,7 @@ GENERIC_NAMES = {"audio", "recording", "blob", "microphone", "voice", "sound", "
 
 def shorten(text: str, limit: int) -> str:
     """``text`` on one line, cut at a word boundary near ``limit`` characters (with "…")."""
-    line = re.sub(r"\s+", " ", text).strip()
-    if len(line) <= limit:
-        return line
-    cut = line[:limit]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,.;:-") + "…"
+    return make_title(text, limit)
 
 
 def recording_stem(name: str | None) -> str:
