@@ -8,7 +8,7 @@ import pytest
 
 from agent.local_models import embedding
 from agent.planners.offline_evidence import Evidence, Frame
-from agent.planners.offline_presence import sound_presence, speech_presence
+from agent.planners.offline_presence import sound_presence, speech_presence, word_presence
 
 CAR_HORN = [("Vehicle", 0.51), ("Motor vehicle (road)", 0.23), ("Toot", 0.18)]
 
@@ -21,6 +21,20 @@ def test_words_over_a_car_horn_without_voice_activity_are_not_speech():
     assert found.sentence.startswith("No")
     assert found.sentence.startswith("No, probably not: no voice activity was found and the")
     assert "Go, go, go!" in found.sentence  # says what whisper wrote, and why it is not believed
+
+
+def test_a_word_asked_about_over_a_dog_bark_is_not_said_and_nobody_speaks():
+    # "Does the speaker say the word seven?" where whisper wrote "nine, nine, nine, ..." over
+    # a bark and no other tool heard a voice (no voice activity, no speech class)
+    dog = [("Animal", 0.26), ("Domestic animals, pets", 0.2), ("Dog", 0.2)]
+    evidence = Evidence(transcript="nine, nine, nine, nine.", labels=dog, speech_spans=[])
+    found = word_presence("seven", evidence)
+    assert found is not None and not found.present
+    assert found.sentence.startswith('No: "seven" is not said, and nobody seems to speak: no voice')
+    # with a voice there, the transcript is what it is checked against
+    voiced = Evidence(transcript="nine, nine.", labels=[("Speech", 0.7)], speech_spans=[(0, 1)])
+    found = word_presence("seven", voiced)
+    assert found is not None and found.sentence.startswith('No: "seven" is not in the transcript')
 
 
 def test_words_where_voice_activity_agrees_are_speech():

@@ -311,7 +311,14 @@ def word_presence(subject: str, evidence: Evidence) -> Presence | None:
                         [(a, b, subject) for a, b in times])  # fmt: skip
     if not said:
         return Presence(False, f'No: no words were recognised, so "{subject}" is not said.', 0.15)
-    sentence = f'No: "{subject}" is not in the transcript ("{_clip(text, 80)}").'
+    speech = speech_presence(evidence) if evidence.speech_spans == [] else None
+    if speech is not None and not speech.present:
+        # whisper writes words over a dog's bark too: with no voice activity at all, quoting
+        # them as "the transcript" would read as if someone spoke; say that nobody seems to
+        why = speech.sentence.split(": ", 1)[-1]
+        sentence = f'No: "{subject}" is not said, and nobody seems to speak: {why}'
+    else:
+        sentence = f'No: "{subject}" is not in the transcript ("{_clip(text, 80)}").'
     return Presence(False, sentence, 0.5 * (1.0 - sure), "not in the transcript")
 
 
