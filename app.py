@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     from backend.settings import Settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    for noisy in ("alembic", "httpx"):
+    # a line per HTTP request (the SDKs' clients: httpx, or its fork httpx2 in newer ones)
+    for noisy in ("alembic", "httpx", "httpx2"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = Settings.from_env()
     if args.share:
