@@ -37,6 +37,11 @@ WINDOW_S = 30
 SPAN_MAX_S = WINDOW_S - 0.5  # a longer speech span is decoded in pieces
 BATCHED_ABOVE_S = float(WINDOW_S)  # longer audio is transcribed over its speech, in batches
 
+# Shorter clips are decoded without the temperature fallback unless the first decoding loops
+# (a compression ratio above faster-whisper's default threshold).
+NO_FALLBACK_BELOW_S = 10.0
+LOOP_COMPRESSION_RATIO = 2.4
+
 _LOCK = threading.Lock()
 
 # -- the encoder: one pass per distinct input ----------------------------------------------
@@ -293,8 +298,7 @@ def transcribe(
             initial_prompt=initial_prompt,
             language=language,
         )
-    segments_iter, info = model.transcribe(
-        audio,
+    options: dict[str, Any] = dict(
         language=language if multilingual else None,
         beam_size=beam_size,
         vad_filter=vad,
@@ -302,6 +306,16 @@ def transcribe(
         initial_prompt=initial_prompt,
         max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
     )
+    if audio.size < NO_FALLBACK_BELOW_S * SAMPLE_RATE:
+        # A short clip is decoded at temperature 0 only, unless that loops: the fallback's
+        # samples at temperatures 0.2-1.0 (each 5 sequences) cost 3-5 times the first
+        # decoding and, where the first reads the clip with a low log-probability, pick a
+        # random sample that reads better to whisper, not a truer transcript.
+        raw, info = model.transcribe(audio, temperature=0.0, **options)
+        raw = list(raw)
+        if not any(s.compression_ratio > LOOP_COMPRESSION_RATIO for s in raw):
+            return _transcript([segment_of(s) for s in raw], info, default_language, name)
+    segments_iter, info = model.transcribe(audio, **options)  # the encoder output is reused
     segments = [segment_of(s) for s in segments_iter]
     return _transcript(segments, info, default_language, name)
 
