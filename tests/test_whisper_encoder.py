@@ -71,3 +71,41 @@ def test_trim_padding_keeps_the_clip_and_a_margin() -> None:
     assert np.array_equal(trimmed[..., :250], features[..., :250])
     features[..., :2950] = -0.5
     assert whisper_asr.trim_padding(features).shape[-1] == 3000  # nearly full: left alone
+
+
+def _spy_transcribe(monkeypatch) -> list[dict]:
+    """Record each call of faster-whisper's transcribe on the loaded model."""
+    model, _ = whisper_asr.get_model()
+    calls: list[dict] = []
+    original = type(model).transcribe
+
+    def spy(audio, **kwargs):
+        calls.append(kwargs)
+        return original(model, audio, **kwargs)
+
+    monkeypatch.setattr(model, "transcribe", spy)
+    return calls
+
+
+def test_short_clip_is_decoded_once_without_the_fallback(fresh, monkeypatch) -> None:
+    samples = load_samples(DIGIT)
+    model, _ = whisper_asr.get_model()
+    options = dict(language=None, beam_size=5, max_new_tokens=whisper_asr._max_new_tokens(
+        samples.size / whisper_asr.SAMPLE_RATE))  # fmt: skip
+    raw, _ = model.transcribe(samples, **options)  # faster-whisper's defaults: the fallback
+    before = [s.text.strip() for s in raw]
+    calls = _spy_transcribe(monkeypatch)
+    transcript = whisper_asr.transcribe(samples)
+    assert [c.get("temperature") for c in calls] == [0.0]  # decoded once, at temperature 0
+    assert [s.text for s in transcript.segments] == before  # the same transcript
+    assert fresh.runs == 1  # one encoder run for both
+
+
+def test_short_clip_that_loops_gets_the_fallback(fresh, monkeypatch) -> None:
+    samples = load_samples(DIGIT)
+    monkeypatch.setattr(whisper_asr, "LOOP_COMPRESSION_RATIO", 0.0)  # every reading "loops"
+    calls = _spy_transcribe(monkeypatch)
+    transcript = whisper_asr.transcribe(samples)
+    assert [c.get("temperature", "default") for c in calls] == [0.0, "default"]
+    assert "six" in transcript.text.lower() or "6" in transcript.text
+    assert fresh.runs == 1 and fresh.hits == 1  # the second decoding reuses the encoder's output
