@@ -2,7 +2,7 @@
 the transcript, of the answer options' scores and of the encoder within them.
 
     python -m bench.stt_cost [--file data/devsets-1/devsets.json] [--n 30]
-        [--short-context] [--no-cache]
+        [--short-context] [--no-cache] [--fallback]
 
 Each speech item's clip (``task == "speech"``; the first ``--n``) is transcribed as the
 ``transcribe`` tool does (``whisper_asr.transcribe``, beam 5), then its choices are scored
@@ -12,8 +12,10 @@ temperature fallback included), the options' time and encoder runs (0 when the t
 encoder output was reused), and the transcript. ``--short-context`` sets
 ``AUDIO_AGENT_WHISPER_SHORT_CONTEXT=1`` (features padded to the clip plus a margin, not
 30 s); ``--no-cache`` encodes the clip again for its options (as before the encoder's output
-was kept).
-Times are wall seconds on one thread per call: state the machine's load beside them.
+was kept); ``--fallback`` gives short clips faster-whisper's temperature fallback again (now
+they are decoded at temperature 0 only unless that loops). ``--no-cache --fallback`` is the
+cost before both. Times are wall seconds on one thread per call: state the machine's load
+beside them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=30)
     parser.add_argument("--short-context", action="store_true")
     parser.add_argument("--no-cache", action="store_true", help="encode again for the options")
+    parser.add_argument(
+        "--fallback", action="store_true", help="the temperature fallback on short clips too"
+    )
     args = parser.parse_args()
     if not args.file.is_file():
         print(f"skipped: {args.file} is missing (python -m bench.devsets --seed 1 --out ...)")
@@ -45,6 +50,8 @@ def main() -> None:
 
     if args.no_cache:
         whisper_asr.ENCODER_CACHE_SIZE = 0
+    if args.fallback:
+        whisper_asr.NO_FALLBACK_BELOW_S = 0.0
     items = [i for i in json.loads(args.file.read_text()) if i.get("task") == "speech"]
     items = items[: args.n + 1]
     stats = whisper_asr.ENCODER_STATS
