@@ -109,3 +109,12 @@ def test_short_clip_that_loops_gets_the_fallback(fresh, monkeypatch) -> None:
     assert [c.get("temperature", "default") for c in calls] == [0.0, "default"]
     assert "six" in transcript.text.lower() or "6" in transcript.text
     assert fresh.runs == 1 and fresh.hits == 1  # the second decoding reuses the encoder's output
+
+
+def test_batches_are_not_kept(fresh) -> None:
+    """The batched pipeline's encoder batches (long audio, per-span reading) are not kept."""
+    samples = load_samples(DIGIT)
+    for _ in range(2):
+        whisper_asr.transcribe_spans(samples, [(0.0, 0.4), (0.4, samples.size / 16_000)])
+    assert fresh.hits == 0 and fresh.runs == 2
+    assert not whisper_asr._ENCODED

@@ -104,9 +104,13 @@ def cached_encode(model: Any, features: np.ndarray, encode: Any) -> Any:
     features = np.ascontiguousarray(features, dtype=np.float32)
     if short_context():
         features = np.ascontiguousarray(trim_padding(features))
-    key = (id(model), features.shape, hashlib.blake2b(features.tobytes(), digest_size=16).digest())
+    # Only single windows are kept: the batched pipeline's batches (long audio, per-span
+    # reading) are not read twice, and keeping them would hold megabytes per batch.
+    single = features.ndim == 2 or features.shape[0] == 1
+    digest = hashlib.blake2b(features.tobytes(), digest_size=16).digest() if single else b""
+    key = (id(model), features.shape, digest)
     with _ENCODED_LOCK:
-        if key in _ENCODED:
+        if single and key in _ENCODED:
             ENCODER_STATS.hits += 1
             _ENCODED[key] = _ENCODED.pop(key)  # the most recent last
             return _ENCODED[key]
@@ -116,7 +120,8 @@ def cached_encode(model: Any, features: np.ndarray, encode: Any) -> Any:
         ENCODER_STATS.runs += 1
         ENCODER_STATS.seconds += time.perf_counter() - begun
         ENCODER_STATS.frames += int(features.shape[-1])
-        _ENCODED[key] = output
+        if single:
+            _ENCODED[key] = output
         while len(_ENCODED) > ENCODER_CACHE_SIZE:
             _ENCODED.pop(next(iter(_ENCODED)))
     return output
