@@ -8,6 +8,7 @@ a multilingual base model); nothing is ever downloaded.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
 import threading
@@ -36,7 +37,112 @@ WINDOW_S = 30
 SPAN_MAX_S = WINDOW_S - 0.5  # a longer speech span is decoded in pieces
 BATCHED_ABOVE_S = float(WINDOW_S)  # longer audio is transcribed over its speech, in batches
 
+# Shorter clips are decoded without the temperature fallback unless the first decoding loops
+# (a compression ratio above faster-whisper's default threshold).
+NO_FALLBACK_BELOW_S = 10.0
+LOOP_COMPRESSION_RATIO = 2.4
+
 _LOCK = threading.Lock()
+
+# -- the encoder: one pass per distinct input ----------------------------------------------
+# faster-whisper encodes through ``WhisperModel.encode`` (transcribe, the batched pipeline,
+# language detection); ``option_scores`` calls it too. The loaded model is a subclass whose
+# ``encode`` keeps the last few outputs by the features' digest, so the same clip is encoded
+# once for its transcript and its answer options.
+ENCODER_CACHE_SIZE = 4
+# A shorter encoder context (opt-in): features padded to the clip's length plus this margin
+# instead of to a 30 s window. Off by default: see docs/performance.md for why.
+SHORT_CONTEXT_ENV = "AUDIO_AGENT_WHISPER_SHORT_CONTEXT"
+SHORT_CONTEXT_MARGIN = 100  # frames (1 s) after the last frame of the clip
+SHORT_CONTEXT_MIN = 300  # frames: never shorter than 3 s
+
+
+@dataclass
+class EncoderStats:
+    """How often the encoder ran and how long it took (for tests and bench/stt_cost)."""
+
+    runs: int = 0
+    hits: int = 0
+    seconds: float = 0.0
+    frames: int = 0  # input frames of the runs
+
+    def reset(self) -> None:
+        self.runs = self.hits = self.frames = 0
+        self.seconds = 0.0
+
+
+ENCODER_STATS = EncoderStats()
+_ENCODED: dict[tuple[Any, ...], Any] = {}
+_ENCODED_LOCK = threading.Lock()
+
+
+def short_context() -> bool:
+    return os.environ.get(SHORT_CONTEXT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def trim_padding(features: np.ndarray) -> np.ndarray:
+    """Features padded to a 30 s window cut to their content plus ``SHORT_CONTEXT_MARGIN``.
+
+    faster-whisper pads the log-mel features with exact zeros (``pad_or_trim``); a frame of
+    real audio, even of silence, is never all zeros after whisper's normalisation, so the
+    last non-zero frame (over the batch) is where the clip ends. The length stays even (the
+    encoder halves it).
+    """
+    columns = np.flatnonzero(np.any(features != 0, axis=tuple(range(features.ndim - 1))))
+    content = int(columns[-1]) + 1 if columns.size else 0
+    frames = max(SHORT_CONTEXT_MIN, content + SHORT_CONTEXT_MARGIN)
+    frames += frames % 2
+    if frames >= features.shape[-1]:
+        return features
+    return features[..., :frames]
+
+
+def cached_encode(model: Any, features: np.ndarray, encode: Any) -> Any:
+    """``encode(features)`` once per distinct features (the last ``ENCODER_CACHE_SIZE``)."""
+    import time
+
+    features = np.ascontiguousarray(features, dtype=np.float32)
+    if short_context():
+        features = np.ascontiguousarray(trim_padding(features))
+    # Only single windows are kept: the batched pipeline's batches (long audio, per-span
+    # reading) are not read twice, and keeping them would hold megabytes per batch.
+    single = features.ndim == 2 or features.shape[0] == 1
+    digest = hashlib.blake2b(features.tobytes(), digest_size=16).digest() if single else b""
+    key = (id(model), features.shape, digest)
+    with _ENCODED_LOCK:
+        if single and key in _ENCODED:
+            ENCODER_STATS.hits += 1
+            _ENCODED[key] = _ENCODED.pop(key)  # the most recent last
+            return _ENCODED[key]
+    begun = time.perf_counter()
+    output = encode(features)
+    with _ENCODED_LOCK:
+        ENCODER_STATS.runs += 1
+        ENCODER_STATS.seconds += time.perf_counter() - begun
+        ENCODER_STATS.frames += int(features.shape[-1])
+        if single:
+            _ENCODED[key] = output
+        while len(_ENCODED) > ENCODER_CACHE_SIZE:
+            _ENCODED.pop(next(iter(_ENCODED)))
+    return output
+
+
+def clear_encoder_cache() -> None:
+    with _ENCODED_LOCK:
+        _ENCODED.clear()
+
+
+@functools.lru_cache(maxsize=1)
+def _model_class() -> type:
+    """faster-whisper's ``WhisperModel`` with its ``encode`` (a public method that every path
+    of faster-whisper 1.2 encodes through) going through ``cached_encode``."""
+    from faster_whisper import WhisperModel
+
+    class CachedEncoderWhisperModel(WhisperModel):
+        def encode(self, features: np.ndarray) -> Any:
+            return cached_encode(self, features, super().encode)
+
+    return CachedEncoderWhisperModel
 
 
 @dataclass(frozen=True)
@@ -118,12 +224,10 @@ def model_dir() -> tuple[Path, str]:
 
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[WhisperModel, str]:
-    from faster_whisper import WhisperModel
-
     path, name = model_dir()
     # Threads sized with the model executor: each call uses threads_per_call, and as many
     # calls as the executor has workers run on the one loaded model at once.
-    model = WhisperModel(
+    model = _model_class()(
         str(path),
         device="cpu",
         compute_type="int8",
@@ -199,8 +303,7 @@ def transcribe(
             initial_prompt=initial_prompt,
             language=language,
         )
-    segments_iter, info = model.transcribe(
-        audio,
+    options: dict[str, Any] = dict(
         language=language if multilingual else None,
         beam_size=beam_size,
         vad_filter=vad,
@@ -208,6 +311,16 @@ def transcribe(
         initial_prompt=initial_prompt,
         max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
     )
+    if audio.size < NO_FALLBACK_BELOW_S * SAMPLE_RATE:
+        # A short clip is decoded at temperature 0 only, unless that loops: the fallback's
+        # samples at temperatures 0.2-1.0 (each 5 sequences) cost 3-5 times the first
+        # decoding and, where the first reads the clip with a low log-probability, pick a
+        # random sample that reads better to whisper, not a truer transcript.
+        raw, info = model.transcribe(audio, temperature=0.0, **options)
+        raw = list(raw)
+        if not any(s.compression_ratio > LOOP_COMPRESSION_RATIO for s in raw):
+            return _transcript([segment_of(s) for s in raw], info, default_language, name)
+    segments_iter, info = model.transcribe(audio, **options)  # the encoder output is reused
     segments = [segment_of(s) for s in segments_iter]
     return _transcript(segments, info, default_language, name)
 

@@ -21,6 +21,7 @@ def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
     few spellings ("four", "Four", "4"). Clips up to 30 s; the first 24 tokens of an option.
     """
     import ctranslate2
+    from faster_whisper.audio import pad_or_trim
     from faster_whisper.tokenizer import Tokenizer
 
     model, _ = get_model()
@@ -30,13 +31,13 @@ def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
     tokenizer = Tokenizer(
         model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
     )
+    # The features exactly as faster-whisper's transcribe cuts a clip's first window (its
+    # last frame left out, padded to 3,000 frames), encoded through the model's ``encode``:
+    # the transcript of the same clip has already encoded them, and the output is reused.
+    features = model.feature_extractor(audio)
     frames = model.feature_extractor.nb_max_frames
-    features = model.feature_extractor(audio)[:, :frames]
-    if features.shape[1] < frames:
-        features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
-    encoded = model.model.encode(
-        ctranslate2.StorageView.from_array(features[None].astype(np.float32)), to_cpu=True
-    )
+    features = pad_or_trim(features[:, : min(frames, features.shape[-1] - 1)], frames)
+    encoded = model.encode(features)
     prefix = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
     prompts: list[list[int]] = []
     targets: list[tuple[int, int, int]] = []  # (option, variant, token id) per prompt
