@@ -90,7 +90,7 @@ def _spy_transcribe(monkeypatch) -> list[dict]:
 def test_short_clip_is_decoded_once_without_the_fallback(fresh, monkeypatch) -> None:
     samples = load_samples(DIGIT)
     model, _ = whisper_asr.get_model()
-    options = dict(language=None, beam_size=5, max_new_tokens=whisper_asr._max_new_tokens(
+    options = dict(language=None, beam_size=5, max_new_tokens=whisper_asr.max_new_tokens_for(
         samples.size / whisper_asr.SAMPLE_RATE))  # fmt: skip
     raw, _ = model.transcribe(samples, **options)  # faster-whisper's defaults: the fallback
     before = [s.text.strip() for s in raw]
@@ -117,4 +117,4 @@ def test_batches_are_not_kept(fresh) -> None:
     for _ in range(2):
         whisper_asr.transcribe_spans(samples, [(0.0, 0.4), (0.4, samples.size / 16_000)])
     assert fresh.hits == 0 and fresh.runs == 2
-    assert not whisper_asr._ENCODED
+    assert whisper_asr.encoder_outputs_kept() == 0

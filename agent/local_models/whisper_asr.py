@@ -127,6 +127,12 @@ def cached_encode(model: Any, features: np.ndarray, encode: Any) -> Any:
     return output
 
 
+def encoder_outputs_kept() -> int:
+    """How many encoder outputs the cache holds now."""
+    with _ENCODED_LOCK:
+        return len(_ENCODED)
+
+
 def clear_encoder_cache() -> None:
     with _ENCODED_LOCK:
         _ENCODED.clear()
@@ -252,7 +258,7 @@ def is_multilingual() -> bool:
     return bool(model.model.is_multilingual)
 
 
-def _max_new_tokens(duration_s: float) -> int | None:
+def max_new_tokens_for(duration_s: float) -> int | None:
     """A cap on decoded tokens for clips shorter than one 30 s window.
 
     Real speech stays well under 10 tokens/s; without a cap, tiny.en sometimes loops on
@@ -309,7 +315,7 @@ def transcribe(
         vad_filter=vad,
         word_timestamps=word_timestamps,
         initial_prompt=initial_prompt,
-        max_new_tokens=_max_new_tokens(audio.size / SAMPLE_RATE),
+        max_new_tokens=max_new_tokens_for(audio.size / SAMPLE_RATE),
     )
     if audio.size < NO_FALLBACK_BELOW_S * SAMPLE_RATE:
         # A short clip is decoded at temperature 0 only, unless that loops: the fallback's
@@ -385,7 +391,7 @@ def transcribe_spans(
         without_timestamps=True,
         word_timestamps=word_timestamps,
         initial_prompt=initial_prompt,
-        max_new_tokens=_max_new_tokens(longest),
+        max_new_tokens=max_new_tokens_for(longest),
     )
     segments = []
     for s in segments_iter:
