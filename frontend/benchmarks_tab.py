@@ -22,7 +22,7 @@ from backend.auth import owner_from_request
 from backend.bench_analysis import analysis_of, cost_points
 from backend.benchmarks import BenchmarkView, ConfigSummary, summarise
 from backend.service import AgentService
-from frontend import render
+from frontend import answer_text, render, trace_calls
 from storage.benchmarks import BenchRunInfo, ResultRow
 
 TAB_ID = "benchmarks"
@@ -61,7 +61,7 @@ def _pct(value: float | None) -> str:
 
 def summary_markdown(info: BenchRunInfo, configs: list[ConfigSummary]) -> str:
     lines = [
-        f"**{render.md_escape(info.name)}** · `{info.benchmark}` · {len(configs)} "
+        f"**{answer_text.md_escape(info.name)}** · `{info.benchmark}` · {len(configs)} "
         f"configuration(s) · {sum(c.done for c in configs)} of {info.total} runs done",
         "",
         "| configuration | done | accuracy | $ / question | calls | s / question |",
@@ -69,7 +69,7 @@ def summary_markdown(info: BenchRunInfo, configs: list[ConfigSummary]) -> str:
     ]
     for c in configs[:40]:
         lines.append(
-            f"| {render.md_escape(c.label)} | {c.done}/{c.planned} | {_pct(c.accuracy)} "
+            f"| {answer_text.md_escape(c.label)} | {c.done}/{c.planned} | {_pct(c.accuracy)} "
             f"| {c.mean_cost:.5f} | {c.mean_calls:.1f} | {c.mean_wall_s:.2f} |"
         )
     if len(configs) > 40:
@@ -282,7 +282,7 @@ class BenchmarksTab:
         events = self.view.trace(bench_id, run_id, owner_from_request(request))
         if not events:
             return [], "This trace is not available."
-        return render.render_run(events), render.trace_totals(events)
+        return render.render_run(events), trace_calls.trace_totals(events)
 
     def link_tab(self, request: gr.Request) -> dict[Any, Any]:
         """``/?benchmark=ID&run=RUN``, first step: this tab, its list of benchmark runs."""

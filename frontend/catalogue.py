@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frontend import render
+from frontend import answer_text, compare_view
 
 DEFAULT_STRATEGY = "react"
 DEFAULT_COMPARE_STRATEGIES = ("react", "evidence")
@@ -32,10 +32,10 @@ def checks_markdown(checks: list[Any]) -> str:
     lines = []
     for c in checks:
         state = states[c.status].format(date=c.shutdown_date)
-        detail = f": {render.md_escape(c.detail)}" if c.detail else ""
+        detail = f": {answer_text.md_escape(c.detail)}" if c.detail else ""
         lines.append(
-            f"- **{render.md_escape(c.name)}** ({c.kind}, `{render.md_escape(c.model)}`): "
-            f"*{state}*{detail}"
+            f"- **{answer_text.md_escape(c.name)}** ({c.kind}, "
+            f"`{answer_text.md_escape(c.model)}`): *{state}*{detail}"
         )
     return "\n".join(lines)
 
@@ -46,8 +46,8 @@ def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
     parts = []
     for title, key in (("Planners", "planners"), ("Tools", "tools"), ("Presets", "presets")):
         lines = [
-            f"- **{render.md_escape(entry['label'] or entry['name'])}**: "
-            f"{render.md_escape(entry.get('reason') or 'unavailable')}"
+            f"- **{answer_text.md_escape(entry['label'] or entry['name'])}**: "
+            f"{answer_text.md_escape(entry.get('reason') or 'unavailable')}"
             for entry in catalogue.get(key, [])
             if not entry["available"]
         ]
@@ -69,7 +69,7 @@ def strategy_choices(catalogue: dict[str, Any]) -> list[tuple[str, str]]:
     entries = catalogue.get("strategies")
     if entries:  # short labels: the dropdown is narrow (the full one is its info line)
         return [
-            (f"{render.short_label(e.get('label') or e['name'])} · {e['name']}", e["name"])
+            (f"{compare_view.short_label(e.get('label') or e['name'])} · {e['name']}", e["name"])
             for e in entries
             if e.get("available", True)
         ]
@@ -178,7 +178,7 @@ class Catalogue:
                 "strategies)."
             )
         text = f"**{len(pairs)} runs side by side:** " + ", ".join(
-            render.contender_label(self.planner_label(p), s) for p, s in pairs
+            compare_view.contender_label(self.planner_label(p), s) for p, s in pairs
         )
         if total > len(pairs):
             text += f" (the first {MAX_CONTENDERS} of {total} pairs)"

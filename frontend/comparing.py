@@ -13,7 +13,7 @@ import gradio as gr
 
 from agent import events as ev
 from backend.service import AskRequest, CompareSummary, RunView, ServiceError
-from frontend import questions, render, throttle, views
+from frontend import compare_view, questions, render, stored_view, throttle, views
 from frontend.context import PageContext
 from frontend.questions import Started
 from frontend.reads import ConversationReads
@@ -25,7 +25,7 @@ def live_summary(
     """The comparison as it stands, from the events seen so far."""
     return CompareSummary.from_rows(
         [
-            render.summary_row(
+            compare_view.summary_row(
                 events[run_id], run_id=run_id, planner=p, strategy=s, planner_label=label
             )
             for run_id, (p, s), label in zip(events, pairs, labels, strict=True)
@@ -56,7 +56,7 @@ async def compare(
     run_ids = list(events)
     labels = [ctx.catalogue.planner_label(p) for p, _ in pairs]
     columns = [
-        render.contender_label(label, s) for label, (_, s) in zip(labels, pairs, strict=True)
+        compare_view.contender_label(label, s) for label, (_, s) in zip(labels, pairs, strict=True)
     ]
     note = {
         "role": "assistant",
@@ -112,12 +112,12 @@ def compared_view(
     stored = [RunView(r.info, events.get(r.info.id, [])) for r in rows_of]
     complete = len(stored) == len(run_ids)
     final = (
-        CompareSummary.from_rows([render.stored_summary_row(r) for r in stored])
+        CompareSummary.from_rows([compare_view.stored_summary_row(r) for r in stored])
         if complete
         else live
     )
     columns = [render.render_run(events[run_id]) for run_id in run_ids]
-    chat = render.render_compare(stored) if complete else [m for c in columns for m in c]
+    chat = stored_view.render_compare(stored) if complete else [m for c in columns for m in c]
     return {
         **{page.compare.chats[i]: column for i, column in enumerate(columns)},
         **views.compare_summary(page, final),

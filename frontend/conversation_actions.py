@@ -14,7 +14,7 @@ import gradio as gr
 from backend.limits import check_title
 from backend.service import ServiceError
 from backend.sharing import SHARED_PAGE
-from frontend import render, views
+from frontend import answer_text, views
 from frontend.context import PageContext
 from frontend.page_sidebar import UNDO_S, render_export_link
 
@@ -60,7 +60,7 @@ class ConversationActions:
         return {
             s.delete_confirm: gr.update(visible=True),
             s.delete_question: (
-                f"Delete **{render.md_escape(conv.title)}**? You can undo it for "
+                f"Delete **{answer_text.md_escape(conv.title)}**? You can undo it for "
                 f"{UNDO_S:.0f} seconds."
             ),
         }
@@ -85,7 +85,7 @@ class ConversationActions:
             **await asyncio.to_thread(views.empty, page, reads, self.ctx.hidden),
             page.undo: conv.id,
             u.bar: gr.update(visible=True),
-            u.text: f"Deleted **{render.md_escape(conv.title)}**.",
+            u.text: f"Deleted **{answer_text.md_escape(conv.title)}**.",
             u.timer: gr.Timer(UNDO_S + 0.5, active=True),
         }
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import gradio as gr
 
-from frontend import render, throttle, views
+from frontend import stored_view, throttle, views
 from frontend.context import PageContext, session_of
 
 MISSING = "That conversation does not exist (it may have been deleted)."
@@ -52,7 +52,7 @@ async def open_and_follow(
         live = [r for r in all_views[latest].runs if r.info.status == "running"]
         before = all_views[:latest]
         head = await asyncio.to_thread(views.chat_messages, before, opened.recordings)
-        previous = render.last_audio(before)
+        previous = stored_view.last_audio(before)
         after = {r.info.id: (r.events[-1].seq if r.events else 0) for r in live}
         by_id = {r.info.id: r for r in live}
         compare = len(all_views[latest].runs) > 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from frontend import render
+from frontend import compare_view
 from frontend.catalogue import Catalogue
 from frontend.examples import EXAMPLES
 from frontend.trace_html import trace_table
@@ -53,7 +53,7 @@ def build_compare(catalogue: Catalogue) -> ComparePanel:
     with gr.Row(equal_height=True, elem_id="compare-pickers"):
         planners = gr.Dropdown(
             choices=[
-                (render.short_label(p["label"] or p["name"]), p["name"])
+                (compare_view.short_label(p["label"] or p["name"]), p["name"])
                 for p in catalogue.available_planners
             ],
             value=[catalogue.default_planner] if catalogue.default_planner else [],

@@ -13,7 +13,7 @@ import gradio as gr
 from agent import events as ev
 from backend.owned import OwnedService
 from backend.service import AskRequest, MessageView, StartedQuestion
-from frontend import render, views
+from frontend import render, stored_view, views
 from frontend.context import PageContext
 from frontend.page_sidebar import render_export_link
 from frontend.reads import FULL_TRACES, ConversationReads, run_choices
@@ -46,7 +46,7 @@ class Started:
         audio_id = question.message.audio_id
         info = (
             self.recordings.get(audio_id or "")
-            if audio_id != render.last_audio(self.before)
+            if audio_id != stored_view.last_audio(self.before)
             else None
         )
         self.user = render.render_user(

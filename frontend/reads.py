@@ -19,7 +19,7 @@ from agent import events as ev
 from agent.audio import SAMPLE_RATE
 from backend.owned import OwnedService
 from backend.service import MessageView, RunView
-from frontend import history, render, timeline
+from frontend import compare_view, history, timeline, trace_calls
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def trace_of(events: Sequence[ev.Event]) -> Trace:
     if not events:
         return Trace()
     stopped = any(isinstance(e, ev.RunFailed) and e.kind == "cancelled" for e in events)
-    return Trace(render.trace_rows(events), render.trace_totals(events), stopped)
+    return Trace(trace_calls.trace_rows(events), trace_calls.trace_totals(events), stopped)
 
 
 def run_choices(views: Sequence[MessageView]) -> list[tuple[str, str]]:
@@ -171,7 +171,9 @@ class ConversationReads:
             return None
         try:
             samples = self.service.audio.samples(ref)
-            label = render.contender_label(render.planner_label_of(events), started.strategy)
+            label = compare_view.contender_label(
+                compare_view.planner_label_of(events), started.strategy
+            )
             title = label if short else f"{label} · {ref.name or 'recording'}"
             figure = timeline.timeline_figure(
                 samples,

@@ -20,7 +20,7 @@ import gradio as gr
 from backend.errors import ServiceError
 from backend.owned import OwnedService
 from backend.service import AgentService
-from frontend import render
+from frontend import answer_text
 from frontend.assets import CSS, PAGE_JS
 from frontend.reads import ConversationReads, trace_of
 from frontend.trace_html import trace_table
@@ -79,7 +79,7 @@ class SharedView:
         runs = opened.runs
         chosen = run_id if any(r == run_id for _, r in runs) else (runs[-1][1] if runs else None)
         heading = (
-            f"## {render.md_escape(opened.conversation.title)}\n"
+            f"## {answer_text.md_escape(opened.conversation.title)}\n"
             "Shared conversation, **read-only**: every step of every run is shown as it happened."
         )
         return {

@@ -8,13 +8,13 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from frontend.render import TRACE_COLUMNS
+from frontend.trace_calls import TRACE_COLUMNS
 
 EMPTY = "No tool calls yet. Pick a run above, or ask a question."
 
 
 def trace_table(rows: Sequence[Sequence[str]], caption: str = "Tool calls of the run") -> str:
-    """One row per call (columns ``render.TRACE_COLUMNS``)."""
+    """One row per call (columns ``trace_calls.TRACE_COLUMNS``)."""
     if not rows:
         return f'<p class="trace-empty">{html.escape(EMPTY)}</p>'
     head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in TRACE_COLUMNS)

@@ -14,7 +14,7 @@ import gradio as gr
 
 from agent import events as ev
 from backend.service import CompareSummary, MessageView
-from frontend import history, render
+from frontend import answer_text, compare_view, history, render, stored_view
 from frontend.page import Page
 from frontend.page_sidebar import render_export_link
 from frontend.reads import ConversationReads, OpenedConversation, trace_of
@@ -42,7 +42,7 @@ def chat_messages(
     url: Any = audio_url,
 ) -> list[render.Message]:
     """The conversation as chat messages, each new recording a player in its question."""
-    return render.render_conversation(
+    return stored_view.render_conversation(
         views, audio_labels(recordings), previous_audio, {a: url(a) for a in recordings}
     )
 
@@ -61,7 +61,7 @@ def problem(page: Page, message: str, what: str = "Not asked") -> Updates:
     """A question that could not be asked (or a recording not attached): a toast and the
     line in the composer, with nothing the person typed lost."""
     gr.Warning(html.escape(message))
-    return {page.composer.status: status(f"**{what}:** {render.md_escape(message)}")}
+    return {page.composer.status: status(f"**{what}:** {answer_text.md_escape(message)}")}
 
 
 def conversation_list(
@@ -108,7 +108,7 @@ def audio_note(page: Page, info: AudioInfo | None) -> Updates:
     """Which recording a follow-up question uses, when nothing new is attached."""
     text = ""
     if info is not None:
-        name = render.md_escape(info.name or "the recording")
+        name = answer_text.md_escape(info.name or "the recording")
         text = f"Follow-ups use **{name}**; attach another to change it."
     return {page.composer.audio_note: text}
 
@@ -140,7 +140,7 @@ def compare_columns(page: Page, columns: Sequence[tuple[str, list[render.Message
         if index < len(columns):
             label, messages = columns[index]
             update[chat] = gr.update(value=messages, label=label, visible=True, height=height)
-            text = f"**Run {index + 1}:** {render.md_escape(label)}"
+            text = f"**Run {index + 1}:** {answer_text.md_escape(label)}"
             update[p.headings[index]] = gr.update(value=text, visible=True)
         else:
             update[chat] = gr.update(value=[], visible=False)
@@ -163,7 +163,9 @@ def compare_timelines(
 def compare_summary(page: Page, summary: CompareSummary | None) -> Updates:
     text = ""
     if summary is not None:
-        text = f"{render.compare_headline(summary)}\n\n{render.compare_table_md(summary)}"
+        text = (
+            f"{compare_view.compare_headline(summary)}\n\n{compare_view.compare_table_md(summary)}"
+        )
     return {page.compare.summary: text}
 
 
@@ -174,14 +176,14 @@ def stored_compare(page: Page, reads: ConversationReads, opened: OpenedConversat
         return {**compare_columns(page, []), **compare_summary(page, None)}
     columns = [
         (
-            render.contender_label(
-                render.planner_label_of(r.events, r.info.planner), r.info.strategy
+            compare_view.contender_label(
+                compare_view.planner_label_of(r.events, r.info.planner), r.info.strategy
             ),
             render.render_run(r.events),
         )
         for r in view.runs
     ]
-    summary = CompareSummary.from_rows([render.stored_summary_row(r) for r in view.runs])
+    summary = CompareSummary.from_rows([compare_view.stored_summary_row(r) for r in view.runs])
     return {
         **compare_columns(page, columns),
         **compare_timelines(page, reads, [r.events for r in view.runs]),

@@ -18,7 +18,8 @@ from agent.planners.openai_compat import OpenAICompatPlanner
 from agent.remote import ModelConfig
 from agent.run import RunRequest, run_question
 from agent.testing import ScriptedTool
-from frontend.render import footnote, trace_rows, trace_totals
+from frontend.answer_text import footnote
+from frontend.trace_calls import trace_rows, trace_totals
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.servers import serve
 

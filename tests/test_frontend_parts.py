@@ -14,7 +14,7 @@ import pytest
 
 from agent import events as ev
 from agent.audio import load_samples
-from frontend import history, render, routes, throttle
+from frontend import history, render, routes, throttle, trace_calls
 from frontend.conversations import account_html
 from frontend.examples import EXAMPLES, FOLDER
 from frontend.trace_html import trace_table
@@ -90,10 +90,10 @@ def test_a_stopped_run_reads_stopped_not_running_or_failed() -> None:
     e = Clock()
     call = e(ev.ToolCall, call_id="c1", tool="transcribe", arguments={})
     events = [started(e), call]
-    assert render.trace_rows(events)[0][2] == "running…"
+    assert trace_calls.trace_rows(events)[0][2] == "running…"
     events.append(e(ev.RunFailed, kind="cancelled", message="Stopped by the user."))
-    assert render.trace_rows(events)[0][2] == "stopped"
-    totals = render.trace_totals(events)
+    assert trace_calls.trace_rows(events)[0][2] == "stopped"
+    totals = trace_calls.trace_totals(events)
     assert "status cancelled" in totals and "failed" not in totals
     panel = next(m for m in render.render_run(events) if "Tool:" in m["metadata"]["title"]
                  if m.get("metadata"))  # fmt: skip
@@ -101,8 +101,8 @@ def test_a_stopped_run_reads_stopped_not_running_or_failed() -> None:
     assert panel["metadata"]["log"] == "stopped"
     # a run that ended otherwise says "no result", never "stopped"
     other = [started(e), call, e(ev.RunFailed, kind="planner_error", message="x")]
-    assert render.trace_rows(other)[0][2] == "no result"
-    assert "failed (planner" in render.trace_totals(other)
+    assert trace_calls.trace_rows(other)[0][2] == "no result"
+    assert "failed (planner" in trace_calls.trace_totals(other)
 
 
 async def test_one_loop_draws_structure_at_once_and_text_at_a_pace() -> None:

@@ -24,7 +24,7 @@ from agent.remote import ModelConfig
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from agent.tools.openai_audio import OpenAIAudioChatTool
 from agent.tools.transcribe import RemoteTranscribeTool
-from frontend import render
+from frontend import answer_text, render
 from tests import fake_gemini as fg
 from tests.fake_openai import Reply, ResponsesReply, Strict
 from tests.provider_kit import GEMINI_KEY, KEY, gemini_fake, openai_fake, run, tool_ctx
@@ -241,7 +241,7 @@ async def test_a_server_that_sends_no_usage_is_not_reported_as_zero_tokens(store
     assert server.chat_bodies()[0]["stream_options"] == {"include_usage": True}
     finished = events[-1]
     assert finished.type == "run_finished" and finished.tokens_reported is False
-    assert "tokens not reported" in render.footnote(finished)
+    assert "tokens not reported" in answer_text.footnote(finished)
     thought = next(e for e in events if isinstance(e, ev.Thought))
     assert thought.usage.reported is False
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from agent import events as ev
 from backend.service import CompareSummary, MessageView, RunView
-from frontend import render, timeline
+from frontend import compare_view, render, stored_view, timeline, trace_calls
 from storage.schemas import MessageInfo, RunInfo
 
 T0 = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -169,7 +169,7 @@ def test_error_panel_is_marked_and_cached_is_shown() -> None:
     assert cached["metadata"]["log"] == "cached"
     assert "cache" in cached["content"]
 
-    rows = render.trace_rows(events)
+    rows = trace_calls.trace_rows(events)
     assert rows[0][0] == "transcribe" and "no model" in rows[0][4]
     assert rows[1][:4] == ["sound_events", "yamnet-w8a8", "0.00", "yes"]
 
@@ -283,7 +283,7 @@ def test_conversation_is_rendered_like_the_live_run() -> None:
         created_at=now,
     )
     views = [MessageView(user, [RunView(info, run)]), MessageView(reply)]
-    messages = render.render_conversation(views, {"a" * 64: "dog.wav (5.0 s)"})
+    messages = stored_view.render_conversation(views, {"a" * 64: "dog.wav (5.0 s)"})
     assert messages[0] == render.render_user(user.text, CHOICES, "dog.wav (5.0 s)")
     assert messages[1:] == render.render_run(run)  # the stored reply is not shown twice
     assert "- Dog barking" in messages[0]["content"]
@@ -301,17 +301,17 @@ def test_an_earlier_run_read_without_its_trace_shows_its_answer() -> None:
         id="run1", message_id="m1", planner="offline", strategy="react", status="ok",
         calls=1, created_at=T0,
     )  # fmt: skip
-    panel, *rest = render.render_run_view(RunView(info, summary, complete=False))
+    panel, *rest = stored_view.render_run_view(RunView(info, summary, complete=False))
     assert panel["metadata"]["title"] == "Trace: 1 tool call, not loaded"
     assert panel["metadata"]["status"] == "done" and "Show all traces" in panel["content"]
     whole = render.render_run(run)
     assert rest[-1]["content"].endswith(whole[-1]["content"].rsplit("\n\n", 1)[-1])
     assert rest[-1]["content"].startswith("**Answer:")
-    assert render.render_run_view(RunView(info, run)) == whole
+    assert stored_view.render_run_view(RunView(info, run)) == whole
 
 
 def test_trace_totals() -> None:
-    totals = render.trace_totals(full_run(Clock()))
+    totals = trace_calls.trace_totals(full_run(Clock()))
     assert "1 tool call ·" in totals
     assert "1,200 in" in totals
     assert "$0.0000" in totals
@@ -407,10 +407,10 @@ def run_view(run_id: str, strategy: str, events: list) -> RunView:
 
 def test_summary_row_while_streaming_and_at_the_end() -> None:
     events = compare_run("r1", "react", "Dog barking", wall_s=3.25)
-    running = render.summary_row(events[:2])
+    running = compare_view.summary_row(events[:2])
     assert running["status"] == "running" and running["answer"] is None
     assert running["strategy"] == "react" and running["calls"] == 0
-    done = render.summary_row(events)
+    done = compare_view.summary_row(events)
     assert done == {
         "run_id": "r1",
         "planner": "offline",
@@ -426,41 +426,40 @@ def test_summary_row_while_streaming_and_at_the_end() -> None:
         "cost": 0.001,
         "wall_s": 3.25,
     }
-    failed = render.summary_row(compare_run("r2", "evidence", None))
+    failed = compare_view.summary_row(compare_run("r2", "evidence", None))
     assert failed["status"] == "failed" and failed["answer"] is None
     # before its first event a run is known only by what was asked for
-    assert render.summary_row([], run_id="r3", planner="gpt", strategy="refine")["planner"] == (
-        "gpt"
-    )
+    waiting = compare_view.summary_row([], run_id="r3", planner="gpt", strategy="refine")
+    assert waiting["planner"] == "gpt"
 
 
 def test_compare_headline_and_rows() -> None:
     def summary(*answers: str | None) -> CompareSummary:
         rows = [
-            render.summary_row(compare_run(f"r{i}", s, a))
+            compare_view.summary_row(compare_run(f"r{i}", s, a))
             for i, (s, a) in enumerate(zip(["react", "evidence", "refine"], answers, strict=False))
         ]
         return CompareSummary.from_rows(rows)
 
     agree = summary("Dog barking", "Dog barking")
-    assert render.compare_headline(agree) == "**All 2 runs agree:** Dog barking"
-    majority = render.compare_headline(summary("Dog barking", "Rain", "Dog barking"))
+    assert compare_view.compare_headline(agree) == "**All 2 runs agree:** Dog barking"
+    majority = compare_view.compare_headline(summary("Dog barking", "Rain", "Dog barking"))
     assert "disagree" in majority and "**Dog barking** (2 of 3 runs" in majority
-    split = render.compare_headline(summary("Dog barking", "Rain"))
+    split = compare_view.compare_headline(summary("Dog barking", "Rain"))
     assert "No majority" in split and "Rain: 1" in split
-    assert "None of the 2 runs" in render.compare_headline(summary(None, None))
+    assert "None of the 2 runs" in compare_view.compare_headline(summary(None, None))
 
     running = CompareSummary.from_rows(
-        [render.summary_row(compare_run("r1", "react", "Rain")), render.summary_row([])]
+        [compare_view.summary_row(compare_run("r1", "react", "Rain")), compare_view.summary_row([])]
     )
-    assert render.compare_headline(running) == "**1 of 2 runs finished.**"
+    assert compare_view.compare_headline(running) == "**1 of 2 runs finished.**"
 
-    rows = render.compare_rows(summary("Dog barking", None))
+    rows = compare_view.compare_rows(summary("Dog barking", None))
     assert rows[0] == ["Offline rule planner", "react", "Dog barking", "", "1", "2.0 s",
                        "$0.0010", "120"]  # fmt: skip
     assert rows[1][2] == "(no answer) (failed)" and rows[1][5].endswith(" s")
-    table = render.compare_table_md(summary("Dog | barking", "Rain"))
-    assert table.splitlines()[0] == "| " + " | ".join(render.COMPARE_COLUMNS) + " |"
+    table = compare_view.compare_table_md(summary("Dog | barking", "Rain"))
+    assert table.splitlines()[0] == "| " + " | ".join(compare_view.COMPARE_COLUMNS) + " |"
     assert "Dog \\| barking" in table  # a pipe in an answer does not break the table
 
 
@@ -473,19 +472,19 @@ def test_compare_summary_of_guesses_says_so_with_each_confidence() -> None:
         return events
 
     all_guessed = CompareSummary.from_rows(
-        [render.summary_row(guessed(f"r{i}", "react", 0.25)) for i in range(4)]
+        [compare_view.summary_row(guessed(f"r{i}", "react", 0.25)) for i in range(4)]
     )
-    headline = render.compare_headline(all_guessed)
+    headline = compare_view.compare_headline(all_guessed)
     assert headline.startswith("**All 4 runs guessed; they agree on a guess:** best guess siren")
     assert "confidence 0.25 · 0.25 · 0.25 · 0.25" in headline and "agree:**" not in headline
-    row = render.compare_rows(all_guessed)[0]
+    row = compare_view.compare_rows(all_guessed)[0]
     assert row[2:4] == ["best guess: siren", "0.25"]
-    assert render.COMPARE_COLUMNS[2:4] == ["answer", "confidence"]
+    assert compare_view.COMPARE_COLUMNS[2:4] == ["answer", "confidence"]
     mixed = CompareSummary.from_rows(
-        [render.summary_row(guessed("r1", "react", 0.81, guess=False)),
-         render.summary_row(guessed("r2", "evidence", 0.3))]
+        [compare_view.summary_row(guessed("r1", "react", 0.81, guess=False)),
+         compare_view.summary_row(guessed("r2", "evidence", 0.3))]
     )  # fmt: skip
-    assert render.compare_headline(mixed) == (
+    assert compare_view.compare_headline(mixed) == (
         "**All 2 runs agree:** siren (confidence 0.81 · 0.30; 1 of them as a best guess)"
     )
     assert mixed.headline == (
@@ -498,11 +497,11 @@ def test_a_compare_run_that_called_no_tool_says_so_in_its_row() -> None:
     events = compare_run("r1", "react", "siren")
     answer = next(i for i, x in enumerate(events) if isinstance(x, ev.Answer))
     events[answer] = events[answer].model_copy(update={"without_tools": True})
-    live = render.summary_row(events)
+    live = compare_view.summary_row(events)
     assert live["without_tools"] is True
-    row = render.compare_rows(CompareSummary.from_rows([live]))[0]
+    row = compare_view.compare_rows(CompareSummary.from_rows([live]))[0]
     assert row[2] == "siren (no tool called: a text-only guess)"
-    plain = render.compare_rows(CompareSummary.from_rows([render.summary_row(
+    plain = compare_view.compare_rows(CompareSummary.from_rows([compare_view.summary_row(
         compare_run("r2", "react", "siren"))]))[0]  # fmt: skip
     assert plain[2] == "siren"
 
@@ -533,7 +532,7 @@ def test_reopened_compare_message_shows_every_run_and_the_summary() -> None:
         MessageView(user, [run_view("r1", "react", first), run_view("r2", "evidence", second)]),
         MessageView(headline),
     ]
-    messages = render.render_conversation(views)
+    messages = stored_view.render_conversation(views)
     contents = [m["content"] for m in messages]
     assert contents[1] == "**Run 1 of 2: Offline rule planner · react**"
     heading_2 = contents.index("**Run 2 of 2: Offline rule planner · evidence**")
@@ -662,13 +661,13 @@ def test_a_stopped_run_is_summarised_as_cancelled() -> None:
     events = compare_run("r1", "react", None)
     view = run_view("r1", "react", events)
     view.info.status = "cancelled"  # as storage records a stopped run
-    assert render.stored_summary_row(view)["status"] == "cancelled"
+    assert compare_view.stored_summary_row(view)["status"] == "cancelled"
     long = "a very long free-text answer " * 5
     split = CompareSummary.from_rows(
-        [render.summary_row(compare_run("r1", "react", long)),
-         render.summary_row(compare_run("r2", "evidence", "Rain"))]
+        [compare_view.summary_row(compare_run("r1", "react", long)),
+         compare_view.summary_row(compare_run("r2", "evidence", "Rain"))]
     )  # fmt: skip
-    assert "…: 1" in render.compare_headline(split)  # long answers are clipped in the votes
+    assert "…: 1" in compare_view.compare_headline(split)  # long answers are clipped in the votes
 
 
 def test_compare_pairs_and_the_unavailable_list() -> None:

@@ -17,7 +17,7 @@ from agent.remote import Prices
 from agent.run import RunRequest
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from backend.runs import RunLimits, RunManager, RunRefused
-from frontend import render
+from frontend import answer_text, render
 from storage import Store
 from storage.models import Run, utc_now
 from tests.waiting import wait_for
@@ -235,7 +235,7 @@ async def test_a_failed_or_timed_out_tool_makes_the_run_degraded(world):
     assert finished.type == "run_finished" and finished.status == "degraded"
     assert sorted(finished.degraded_tools) == ["broken", "sleepy"]
     assert status(world, run_id) == "degraded"
-    note = render.footnote(finished)
+    note = answer_text.footnote(finished)
     assert "degraded" in note and "broken" in note and "sleepy" in note
 
 
