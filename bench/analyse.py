@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,41 @@ def _finish(
     print(json.dumps(result, indent=1, default=str))
 
 
+def _complete(
+    args: argparse.Namespace,
+    bench: Bench,
+    driver: Any,
+    info: BenchRunInfo,
+    items: list[Any],
+    configs: list[Config],
+    analysis: Callable[[BenchRunInfo, list[ResultRow]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run what the analysis still lacks, then its result (``analysis`` of the stored rows,
+    with the runs' counts) printed and written like every analysis's."""
+    done = bench.complete(
+        info,
+        items,
+        configs,
+        run_command.executor_factory(args, driver),
+        judge=args.judge,
+        quiet=args.quiet,
+    )
+    info = bench.records.get(info.id) or info
+    result = {
+        "bench_run": info.id,
+        "kind": info.kind,
+        **analysis(info, done.rows),
+        "runs": {
+            "ran": done.ran,
+            "reused": done.reused,
+            "planned": len(done.rows),
+            "seconds": round(done.seconds, 1),
+        },
+    }
+    _finish(args, bench, info, result, done.rows)
+    return result
+
+
 def attribution(args: argparse.Namespace, registry: Any = None) -> dict[str, Any]:
     benchmark, items = run_command.load(args)
     driver = run_command.open_driver(args, registry)
@@ -130,28 +166,7 @@ def attribution(args: argparse.Namespace, registry: Any = None) -> dict[str, Any
             },
             owner=args.owner,
         )
-        done = bench.complete(
-            info,
-            items,
-            configs,
-            run_command.executor_factory(args, driver),
-            judge=args.judge,
-            quiet=args.quiet,
-        )
-        info = bench.records.get(info.id) or info
-        result = {
-            "bench_run": info.id,
-            "kind": "attribution",
-            **attribution_result(info, done.rows),
-            "runs": {
-                "ran": done.ran,
-                "reused": done.reused,
-                "planned": len(done.rows),
-                "seconds": round(done.seconds, 1),
-            },
-        }
-        _finish(args, bench, info, result, done.rows)
-        return result
+        return _complete(args, bench, driver, info, items, configs, attribution_result)
     finally:
         driver.close()
 
@@ -194,28 +209,10 @@ def ablation(args: argparse.Namespace, registry: Any = None) -> dict[str, Any]:
             },
             owner=args.owner,
         )
-        done = bench.complete(
-            info,
-            items,
-            configs,
-            run_command.executor_factory(args, driver),
-            judge=args.judge,
-            quiet=args.quiet,
-        )
-        info = bench.records.get(info.id) or info
-        result = {
-            "bench_run": info.id,
-            "kind": "ablation",
-            **ablation_result(summarise(done.rows)),
-            "runs": {
-                "ran": done.ran,
-                "reused": done.reused,
-                "planned": len(done.rows),
-                "seconds": round(done.seconds, 1),
-            },
-        }
-        _finish(args, bench, info, result, done.rows)
-        return result
+        return _complete(
+            args, bench, driver, info, items, configs,
+            lambda _info, rows: ablation_result(summarise(rows)),
+        )  # fmt: skip
     finally:
         driver.close()
 
