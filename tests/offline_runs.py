@@ -10,11 +10,31 @@ import numpy as np
 import soundfile as sf
 
 from agent import events as ev
-from agent.audio import AudioStore
+from agent.audio import AudioStore, load_samples
 from agent.registry import Registry
 from agent.run import RunRequest, run_question
+from bench.devsets import normalise
 
 SR = 16_000
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pause(seconds: float) -> np.ndarray:
+    """Digital silence of ``seconds``."""
+    return np.zeros(int(seconds * SR), np.float32)
+
+
+def compose(parts: list[np.ndarray], gap: float = 0.8) -> np.ndarray:
+    """Recordings in a row, each normalised, with ``gap`` seconds of silence after each."""
+    pieces = [pause(0.3)]
+    for part in parts:
+        pieces += [normalise(part), pause(gap)]
+    return np.concatenate(pieces).astype(np.float32)
+
+
+def fixture_clip(name: str) -> np.ndarray:
+    """A recording of tests/fixtures as samples."""
+    return load_samples(FIXTURES / name)
 
 
 async def ask_offline(

@@ -16,7 +16,7 @@ import soundfile as sf
 from agent.audio import load_samples
 from agent.registry import Registry
 from bench.devsets import normalise
-from tests.offline_runs import ask_offline
+from tests.offline_runs import ask_offline, compose, fixture_clip, pause
 
 pytestmark = pytest.mark.models
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -26,21 +26,6 @@ SR = 16_000
 @pytest.fixture(scope="module")
 def registry() -> Registry:
     return Registry(env={})
-
-
-def _gap(seconds: float) -> np.ndarray:
-    return np.zeros(int(seconds * SR), np.float32)
-
-
-def _compose(parts: list[np.ndarray], gap: float = 0.8) -> np.ndarray:
-    pieces = [_gap(0.3)]
-    for part in parts:
-        pieces += [normalise(part), _gap(gap)]
-    return np.concatenate(pieces).astype(np.float32)
-
-
-def _digit(name: str) -> np.ndarray:
-    return load_samples(FIXTURES / name)
 
 
 def _dog() -> np.ndarray:
@@ -60,7 +45,7 @@ async def test_is_there_a_sound_checks_that_sound(registry, tmp_path):
 
 
 async def test_does_the_speaker_say_a_word(registry, tmp_path):
-    clip = _compose([_digit(n) for n in ("digit_7_jackson_2.wav", "digit_1_george_1.wav")])
+    clip = compose([fixture_clip(n) for n in ("digit_7_jackson_2.wav", "digit_1_george_1.wav")])
     said, _ = await ask_offline(registry, tmp_path, clip, "Does the speaker say the word seven?")
     assert said.text.startswith('Yes: "seven" is said at '), said.text
     not_said, _ = await ask_offline(registry, tmp_path, clip, "Does the speaker say the word two?")
@@ -76,13 +61,13 @@ async def test_is_there_music(registry, tmp_path):
     assert answer.text.startswith("No: no music was found"), answer.text
     # silence holds nothing: that answers "is there X" with no
     question = "Is there music in the background?"
-    answer, _ = await ask_offline(registry, tmp_path, _gap(1.0), question)
+    answer, _ = await ask_offline(registry, tmp_path, pause(1.0), question)
     assert answer.text.startswith("No: the recording is silent"), answer.text
 
 
 async def test_when_and_what_kind(registry, tmp_path):
     bark = normalise(load_samples(FIXTURES / "dog_bark_esc50.wav")[: 2 * SR])
-    clip = np.concatenate([_gap(2.0), bark, _gap(1.5)]).astype(np.float32)
+    clip = np.concatenate([pause(2.0), bark, pause(1.5)]).astype(np.float32)
     answer, _ = await ask_offline(registry, tmp_path, clip, "When does the dog bark?")
     assert answer.text.startswith("At "), answer.text
     first = float(answer.text[3:].split("–")[0])
@@ -95,7 +80,7 @@ async def test_sounds_in_a_row_are_scored_where_their_evidence_lies(registry, tm
     """Two whole recordings one after another, choices "A, then B": the order that puts each
     sound where it is heard wins; a sound found nowhere gets its choice no support."""
     rooster = load_samples(FIXTURES / "rooster_esc50_cut.wav")
-    clip = np.concatenate([normalise(rooster), _gap(0.5), normalise(_dog())]).astype(np.float32)
+    clip = np.concatenate([normalise(rooster), pause(0.5), normalise(_dog())]).astype(np.float32)
     choices = ["dog, then rooster", "rooster, then dog", "rooster, then siren", "siren, then dog"]
     question = "In what order are the sounds heard?"
     answer, _ = await ask_offline(registry, tmp_path, clip, question, choices)

@@ -15,7 +15,7 @@ import pytest
 from agent.audio import load_samples
 from agent.registry import Registry
 from bench.devsets import loudest, normalise
-from tests.offline_runs import ask_offline
+from tests.offline_runs import ask_offline, compose, fixture_clip, pause
 
 pytestmark = pytest.mark.models
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -25,21 +25,6 @@ SR = 16_000
 @pytest.fixture(scope="module")
 def registry() -> Registry:
     return Registry(env={})
-
-
-def _gap(seconds: float) -> np.ndarray:
-    return np.zeros(int(seconds * SR), np.float32)
-
-
-def _compose(parts: list[np.ndarray], gap: float = 0.8) -> np.ndarray:
-    pieces = [_gap(0.3)]
-    for part in parts:
-        pieces += [normalise(part), _gap(gap)]
-    return np.concatenate(pieces).astype(np.float32)
-
-
-def _digit(name: str) -> np.ndarray:
-    return load_samples(FIXTURES / name)
 
 
 DOG_BARK = None
@@ -53,7 +38,7 @@ def _dog_bark() -> np.ndarray:
 
 
 async def test_counts_repeated_barks_with_their_times(registry, tmp_path):
-    clip = _compose([_dog_bark()] * 3)
+    clip = compose([_dog_bark()] * 3)
     answer, _ = await ask_offline(
         registry, tmp_path, clip, "How many times does the dog bark?", ["2", "3", "4", "5"]
     )
@@ -62,19 +47,19 @@ async def test_counts_repeated_barks_with_their_times(registry, tmp_path):
 
 
 async def test_counts_spoken_numbers(registry, tmp_path):
-    digits = [_digit(n) for n in ("digit_6_theo_4.wav", "digit_1_george_1.wav",
+    digits = [fixture_clip(n) for n in ("digit_6_theo_4.wav", "digit_1_george_1.wav",
                                   "digit_3_jackson_4.wav", "digit_6_theo_4.wav")]  # fmt: skip
     answer, _ = await ask_offline(
-        registry, tmp_path, _compose(digits), "How many numbers are spoken?",
+        registry, tmp_path, compose(digits), "How many numbers are spoken?",
         ["two", "three", "four", "five"],
     )  # fmt: skip
     assert answer.choice == "four" and not answer.guess
 
 
 async def test_which_digit_comes_second_and_last(registry, tmp_path):
-    digits = [_digit(n) for n in ("digit_3_jackson_4.wav", "digit_1_george_1.wav",
+    digits = [fixture_clip(n) for n in ("digit_3_jackson_4.wav", "digit_1_george_1.wav",
                                   "digit_6_theo_4.wav")]  # fmt: skip
-    clip = _compose(digits)
+    clip = compose(digits)
     answer, _ = await ask_offline(
         registry, tmp_path, clip, "Which digit is spoken second?", ["six", "three", "one"]
     )
@@ -87,7 +72,7 @@ async def test_which_digit_comes_second_and_last(registry, tmp_path):
 
 async def test_which_sound_comes_first_does_not_depend_on_choice_order(registry, tmp_path):
     rooster = load_samples(FIXTURES / "rooster_esc50_cut.wav")
-    clip = _compose([rooster, loudest(load_samples(FIXTURES / "dog_bark_esc50.wav"), 1.5)])
+    clip = compose([rooster, loudest(load_samples(FIXTURES / "dog_bark_esc50.wav"), 1.5)])
     choices = ["Dog", "Rooster", "Siren", "Rain"]
     first, _ = await ask_offline(registry, tmp_path, clip, "Which sound comes first?", choices)
     again, _ = await ask_offline(
@@ -104,7 +89,7 @@ async def test_which_sound_comes_first_does_not_depend_on_choice_order(registry,
 async def test_silence_and_too_short_are_guesses_whatever_the_choice_order(
     registry, tmp_path, clip_name
 ):
-    clip = _gap(2.0) if clip_name == "silence" else normalise(_dog_bark()[: SR // 10])
+    clip = pause(2.0) if clip_name == "silence" else normalise(_dog_bark()[: SR // 10])
     choices = ["Dog barking", "Rain", "Church bells", "Siren"]
     picks = set()
     for order in (choices, choices[::-1], choices[1:] + choices[:1]):
@@ -122,20 +107,20 @@ async def test_silence_and_too_short_are_guesses_whatever_the_choice_order(
 async def test_guess_survives_every_strategy(registry, tmp_path):
     for strategy in ("caption_first", "refine", "evidence"):
         answer, _ = await ask_offline(
-            registry, tmp_path, _gap(1.0), "Which sound is heard?", ["Dog", "Rain"], strategy
+            registry, tmp_path, pause(1.0), "Which sound is heard?", ["Dog", "Rain"], strategy
         )
         assert answer.guess, strategy
 
 
 async def test_answers_in_words_without_choices(registry, tmp_path):
     answer, _ = await ask_offline(
-        registry, tmp_path, _compose([_dog_bark()] * 2), "How many times does the dog bark?"
+        registry, tmp_path, compose([_dog_bark()] * 2), "How many times does the dog bark?"
     )
     assert answer.text.startswith("Two times"), answer.text
     speech = load_samples(FIXTURES / "speech_padded_librispeech_3436-172162-0000.wav")
     answer, _ = await ask_offline(registry, tmp_path, speech, "Is anyone speaking?")
     assert answer.text.startswith("Yes: speech from 1."), answer.text
-    answer, _ = await ask_offline(registry, tmp_path, _gap(1.0), "Is anyone speaking?")
+    answer, _ = await ask_offline(registry, tmp_path, pause(1.0), "Is anyone speaking?")
     assert answer.text == "No: the recording is silent (peak -140 dBFS).", answer.text
 
 
@@ -144,7 +129,7 @@ async def test_is_there_speech_and_how_loud_in_words(registry, tmp_path):
     # voice activity marks a short bark as speech; the classes and the transcript do not
     answer, _ = await ask_offline(registry, tmp_path, dog, "Is there speech?")
     assert answer.text.startswith("No, probably not: voice activity marked"), answer.text
-    digit = _compose([_digit("digit_6_theo_4.wav")])
+    digit = compose([fixture_clip("digit_6_theo_4.wav")])
     answer, _ = await ask_offline(registry, tmp_path, digit, "Is there speech?")
     assert answer.text.startswith("Yes: speech from"), answer.text
     answer, _ = await ask_offline(registry, tmp_path, dog, "How loud is it?")
