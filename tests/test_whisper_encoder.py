@@ -111,6 +111,22 @@ def test_short_clip_that_loops_gets_the_fallback(fresh, monkeypatch) -> None:
     assert fresh.runs == 1 and fresh.hits == 1  # the second decoding reuses the encoder's output
 
 
+def test_prompted_reading_that_loops_is_read_again_without_the_prompt(fresh, monkeypatch) -> None:
+    """A word list as the prompt can make tiny.en loop on a short clip: the clip is decoded
+    again at temperature 0 without the list before any temperature fallback."""
+    samples = load_samples(DIGIT)
+    verdicts = iter([True, False])  # the prompted reading loops, the plain one does not
+    monkeypatch.setattr(whisper_asr, "loops", lambda segments: next(verdicts))
+    calls = _spy_transcribe(monkeypatch)
+    transcript = whisper_asr.transcribe(samples, initial_prompt="six, seven, eight")
+    assert [(c.get("temperature"), c.get("initial_prompt")) for c in calls] == [
+        (0.0, "six, seven, eight"),
+        (0.0, None),
+    ]
+    assert "six" in transcript.text.lower() or "6" in transcript.text
+    assert fresh.runs == 1 and fresh.hits == 1  # the encoder ran once for both readings
+
+
 def test_batches_are_not_kept(fresh) -> None:
     """The batched pipeline's encoder batches (long audio, per-span reading) are not kept."""
     samples = load_samples(DIGIT)
