@@ -111,20 +111,49 @@ def test_short_clip_that_loops_gets_the_fallback(fresh, monkeypatch) -> None:
     assert fresh.runs == 1 and fresh.hits == 1  # the second decoding reuses the encoder's output
 
 
-def test_prompted_reading_that_loops_is_read_again_without_the_prompt(fresh, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("verdicts", "readings"),
+    [
+        # the list loops, the same words as a vocabulary do not
+        ([True, False], [("six, seven", False), ("Vocabulary: six, seven.", False),
+                         ("Vocabulary: six, seven.", True)]),
+        # both prompted readings loop: read without a prompt, with word times at once
+        ([True, True, False], [("six, seven", False), ("Vocabulary: six, seven.", False),
+                               (None, True)]),
+    ],
+)  # fmt: skip
+def test_prompted_reading_that_loops_is_read_again(fresh, monkeypatch, verdicts, readings):
     """A word list as the prompt can make tiny.en loop on a short clip: the clip is decoded
-    again at temperature 0 without the list before any temperature fallback."""
+    again at temperature 0 with the list as a vocabulary, then without it, before any
+    temperature fallback; prompted readings are tried without word times (aligning a loop's
+    words costs more than the loop)."""
     samples = load_samples(DIGIT)
-    verdicts = iter([True, False])  # the prompted reading loops, the plain one does not
-    monkeypatch.setattr(whisper_asr, "loops", lambda segments: next(verdicts))
+    said = iter(verdicts)
+    monkeypatch.setattr(whisper_asr, "loops", lambda segments: next(said))
     calls = _spy_transcribe(monkeypatch)
-    transcript = whisper_asr.transcribe(samples, initial_prompt="six, seven, eight")
-    assert [(c.get("temperature"), c.get("initial_prompt")) for c in calls] == [
-        (0.0, "six, seven, eight"),
-        (0.0, None),
-    ]
+    transcript = whisper_asr.transcribe(samples, initial_prompt="six, seven", word_timestamps=True)
+    assert [c["temperature"] for c in calls] == [0.0] * len(readings)
+    assert [(c["initial_prompt"], c["word_timestamps"]) for c in calls] == readings
     assert "six" in transcript.text.lower() or "6" in transcript.text
-    assert fresh.runs == 1 and fresh.hits == 1  # the encoder ran once for both readings
+    assert transcript.segments[0].words  # the reading kept has its word times
+    # every later reading reuses the first one's encoder output (a reading that stops short
+    # of the clip's end encodes the rest from there: a window of its own)
+    assert fresh.hits >= len(readings) - 1
+
+
+def test_prompted_reading_that_does_not_loop_gets_its_word_times(fresh, monkeypatch) -> None:
+    samples = load_samples(DIGIT)
+    monkeypatch.setattr(whisper_asr, "loops", lambda segments: False)
+    calls = _spy_transcribe(monkeypatch)
+    transcript = whisper_asr.transcribe(samples, initial_prompt="six, seven", word_timestamps=True)
+    assert [(c["initial_prompt"], c["word_timestamps"]) for c in calls] == [
+        ("six, seven", False),
+        ("six, seven", True),  # the same reading again, with its word times
+    ]
+    assert transcript.segments[0].words
+    plain = _spy_transcribe(monkeypatch)
+    whisper_asr.transcribe(samples, word_timestamps=True)  # no prompt: read once, with words
+    assert [c["word_timestamps"] for c in plain] == [True]
 
 
 def test_batches_are_not_kept(fresh) -> None:
