@@ -357,15 +357,17 @@ def short_clip_reading(
     first decoding and, where the first reads the clip with a low log-probability, pick a
     random sample that reads better to whisper, not a truer transcript. A list of expected
     words as the prompt makes tiny.en loop on many one-word clips ("eight eight eight ...",
-    until the token cap): such a clip is read again with the list introduced as a vocabulary
-    (``hint_sentence``), then without it. A prompted reading is first decoded without word
-    times, because aligning the words of a loop costs more than the loop (2.0 s against
-    1.1 s on a 3 s clip); when it does not loop it is decoded again with them (the same text
-    at temperature 0, 0.2 s). The encoder's output is reused by every reading.
+    until the token cap): such a clip is read again without the list. (The same words
+    introduced as "Vocabulary: ..." loop less often, but a third reading cost more time than
+    it won answers on the dev sets: see docs/performance.md.) A prompted reading is first
+    decoded without word times, because aligning the words of a loop costs more than the
+    loop (2.0 s against 1.1 s on a 3 s clip); when it does not loop it is decoded again with
+    them (the same text at temperature 0, 0.2 s). The encoder's output is reused by every
+    reading.
     """
     words = bool(options.get("word_timestamps"))
     prompt = options.get("initial_prompt")
-    prompts = [prompt, hint_sentence(prompt), None] if prompt else [None]
+    prompts = [prompt, None] if prompt else [None]
     for hint in prompts:
         reading = {**options, "initial_prompt": hint, "word_timestamps": words and not hint}
         raw_iter, info = model.transcribe(audio, temperature=0.0, **reading)
@@ -379,15 +381,6 @@ def short_clip_reading(
             raw = list(raw_iter)
         return [segment_of(s) for s in raw], info
     return None
-
-
-def hint_sentence(prompt: str) -> str:
-    """The prompt's words introduced as what they are ("Vocabulary: five, zero."), for a
-    second reading when the bare list looped: whisper continues a bare list. On the 40
-    what-is-said clips of two dev sets, given the answer options, the list looped on 15 and
-    this on 6; reading with the list, then this, then no prompt named the word said on 35,
-    the list and then no prompt on 30, no prompt at all on 21."""
-    return f"Vocabulary: {prompt.strip().rstrip('.')}."
 
 
 def loops(segments: list[Any]) -> bool:
