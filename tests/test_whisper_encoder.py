@@ -155,6 +155,17 @@ def test_prompted_reading_that_does_not_loop_gets_its_word_times(fresh, monkeypa
     assert [c["word_timestamps"] for c in plain] == [True]
 
 
+def test_spans_are_encoded_over_ten_seconds_and_a_whole_clip_over_thirty(fresh) -> None:
+    samples = load_samples(DIGIT)
+    end = samples.size / 16_000
+    spans = whisper_asr.transcribe_spans(samples, [(0.0, end)])
+    assert "six" in spans.text.lower() or "6" in spans.text
+    assert (fresh.runs, fresh.frames) == (1, whisper_asr.SPAN_CONTEXT_MIN)
+    whole = whisper_asr.transcribe(samples)  # the same thread, after the spans: 30 s again
+    assert "six" in whole.text.lower() or "6" in whole.text
+    assert (fresh.runs, fresh.frames) == (2, whisper_asr.SPAN_CONTEXT_MIN + 3000)
+
+
 def test_batches_are_not_kept(fresh) -> None:
     """The batched pipeline's encoder batches (long audio, per-span reading) are not kept."""
     samples = load_samples(DIGIT)
