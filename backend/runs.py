@@ -718,11 +718,18 @@ class RunManager:
                         for event in events:
                             last[run_id] = event.seq
                             yield event
-                        if any(e.type in ev.TERMINAL_TYPES for e in events) or not (
-                            await self._still_running(run_id)
-                        ):
-                            ended.add(run_id)
-                            polled.remove(run_id)
+                        if not any(e.type in ev.TERMINAL_TYPES for e in events):
+                            if await self._still_running(run_id):
+                                continue
+                            # It ended between the two reads (its terminal event is stored
+                            # with its status, in one transaction): read what came since.
+                            for event in await loop.run_in_executor(
+                                self._db, self.store.run_events, run_id, last[run_id]
+                            ):
+                                last[run_id] = event.seq
+                                yield event
+                        ended.add(run_id)
+                        polled.remove(run_id)
                     continue
                 run_id, batch = item
                 if batch is None:

@@ -277,3 +277,22 @@ async def test_a_worker_whose_lease_expired_loses_its_run(world):
     events = world.store.run_events(req.run_id)
     assert events[-1].kind == "interrupted"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # nothing written after
+
+
+async def test_a_follower_gets_the_end_of_a_run_closed_between_its_two_reads(world, monkeypatch):
+    """Following another process's run polls its events, then its status: a run closed in
+    between (status and run_failed are stored in one transaction) still ends the stream
+    with its run_failed, not with the last event read before."""
+    follower = world.manager(heartbeat_s=0.1, lease_s=0.5)
+    req = world.request(follower)  # created, never started here: "another process" runs it
+    with world.store.engine.begin() as conn:
+        conn.execute(update(Run).where(Run.id == req.run_id).values(worker_id="other:1:x"))
+    real_get_run = world.store.get_run
+
+    def closed_just_before(run_id):  # the other process's sweep wins the race
+        world.store.mark_interrupted_runs()
+        return real_get_run(run_id)
+
+    monkeypatch.setattr(world.store, "get_run", closed_just_before)
+    events = [e async for e in follower.follow([req.run_id])]
+    assert [(e.type, getattr(e, "kind", None)) for e in events] == [("run_failed", "interrupted")]
