@@ -74,7 +74,7 @@ def _marked(fn: Callable[..., Any]) -> bool:
 def process_count(cores: int | None = None) -> int:
     """Worker processes for GIL-bound models: ``AUDIO_AGENT_MODEL_PROCESSES`` if set (0 = none,
     threads only), else cores // 2 from four cores up, else none (see the module doc)."""
-    value = _env_int(PROCESSES_ENV, minimum=0)
+    value = env_int(PROCESSES_ENV, minimum=0)
     if value is not None:
         return value
     cores = cores or cpu_count()
@@ -102,7 +102,9 @@ class Sizing:
     threads_per_call: int  # intra-op threads each model uses
 
 
-def _env_int(name: str, minimum: int = 1) -> int | None:
+def env_int(name: str, minimum: int = 1) -> int | None:
+    """A whole-number setting from the environment (None when unset); a clear error when it
+    is not one or is below ``minimum``."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return None
@@ -118,8 +120,8 @@ def _env_int(name: str, minimum: int = 1) -> int | None:
 def sizing(cores: int | None = None) -> Sizing:
     """How many calls at once and how many threads each, so the product fits the cores."""
     cores = cores or cpu_count()
-    workers = _env_int(WORKERS_ENV) or cores
-    threads = _env_int(THREADS_ENV) or max(1, cores // workers)
+    workers = env_int(WORKERS_ENV) or cores
+    threads = env_int(THREADS_ENV) or max(1, cores // workers)
     return Sizing(workers=workers, threads_per_call=threads)
 
 

@@ -249,14 +249,9 @@ def cpu_threads() -> int:
     alone (1.56 -> 1.08 s, the same answers), and two such runs at once only 3 % slower
     together (164 s against 159 s): see docs/performance.md.
     """
-    override = os.environ.get(THREADS_ENV, "").strip()
-    if override:
-        if not override.isdigit() or int(override) < 1:
-            raise ValueError(
-                f"{THREADS_ENV} must be a whole number of at least 1 (got {override!r})."
-            )
-        return int(override)
-    return max(1, min(executor.cpu_count(), 2 * executor.threads_per_call()))
+    return executor.env_int(THREADS_ENV) or max(
+        1, min(executor.cpu_count(), 2 * executor.threads_per_call())
+    )
 
 
 @functools.lru_cache(maxsize=1)
