@@ -712,24 +712,19 @@ class RunManager:
                         item = await sub.queue.get()
                 except TimeoutError:
                     for run_id in list(polled):
+                        # The status before the events: a run's end (its status and its
+                        # terminal event) is stored in one transaction, so events read after
+                        # a status that is no longer "running" hold that end.
+                        running = await self._still_running(run_id)
                         events = await loop.run_in_executor(
                             self._db, self.store.run_events, run_id, last[run_id]
                         )
                         for event in events:
                             last[run_id] = event.seq
                             yield event
-                        if not any(e.type in ev.TERMINAL_TYPES for e in events):
-                            if await self._still_running(run_id):
-                                continue
-                            # It ended between the two reads (its terminal event is stored
-                            # with its status, in one transaction): read what came since.
-                            for event in await loop.run_in_executor(
-                                self._db, self.store.run_events, run_id, last[run_id]
-                            ):
-                                last[run_id] = event.seq
-                                yield event
-                        ended.add(run_id)
-                        polled.remove(run_id)
+                        if not running or any(e.type in ev.TERMINAL_TYPES for e in events):
+                            ended.add(run_id)
+                            polled.remove(run_id)
                     continue
                 run_id, batch = item
                 if batch is None:

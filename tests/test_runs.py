@@ -280,9 +280,9 @@ async def test_a_worker_whose_lease_expired_loses_its_run(world):
 
 
 async def test_a_follower_gets_the_end_of_a_run_closed_between_its_two_reads(world, monkeypatch):
-    """Following another process's run polls its events, then its status: a run closed in
-    between (status and run_failed are stored in one transaction) still ends the stream
-    with its run_failed, not with the last event read before."""
+    """Following another process's run polls its status and its events: a run closed while
+    it is polled (status and run_failed are stored in one transaction) still ends the
+    stream with its run_failed, not with the last event read before."""
     follower = world.manager(heartbeat_s=0.1, lease_s=0.5)
     req = world.request(follower)  # created, never started here: "another process" runs it
     with world.store.engine.begin() as conn:
