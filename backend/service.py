@@ -222,7 +222,6 @@ class AgentService:
         # the removal of its temporary copies and exports: frontend/files.py).
         self.deletion_hooks: list[Callable[[Purged], object]] = []
 
-
     def space_notices(self) -> list[str]:
         """On a Hugging Face Space: temporary history, a missing secret (backend/space.py)."""
         return space.space_notices(os.environ, self.settings.data_dir)
@@ -230,6 +229,7 @@ class AgentService:
     def storage_notice(self) -> str | None:
         """On a Space without persistent storage: the notice that history is temporary."""
         return space.temporary_history_notice(os.environ, self.settings.data_dir)
+
     def close(self) -> None:
         """Shutdown: live runs end as interrupted, their events kept."""
         self.runs.close()
