@@ -132,16 +132,20 @@ def insert_message(
     text: str,
     choices: list[str],
     audio_id: str | None,
+    title: str | None = None,
 ) -> MessageInfo:
     """Append a message at the next position and touch the conversation (see
-    ``Store.add_message``). Raises LookupError for an unknown conversation or audio."""
+    ``Store.add_message``). Raises LookupError for an unknown conversation or audio.
+
+    ``title``: the name a conversation still called "New conversation" takes from its first
+    question (default: the question, cut short)."""
     # Write first: that takes the conversation's row lock on PostgreSQL and the write lock
     # on SQLite before the next position is read, so writers to one conversation take turns
     # instead of racing for it (and retrying).
     statements = _statements()
     now = utc_now()
     params: dict[str, Any] = {"p_conversation_id": conversation_id, "p_now": now}
-    new_title = make_title(text) if role == "user" else ""
+    new_title = (title or make_title(text)) if role == "user" else ""
     if new_title:  # the first question names a conversation still called "New conversation"
         touched = conn.scalar(statements.touch_and_title, {**params, "p_title": new_title})
     else:
