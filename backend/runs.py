@@ -540,14 +540,17 @@ class RunManager:
         for sub in subscribers:
             sub.send(live.run_id, None)
 
-    def _finish_group(self, group: _Group) -> None:
-        """``on_end`` of a group whose runs have all ended (in a database thread). Its
-        failure is logged: the runs themselves are stored."""
+    def _finish_group(self, group: _Group, known: dict[str, RunInfo] | None = None) -> None:
+        """``on_end`` of a group whose runs have all ended (in a database thread), with the
+        runs as stored (``known``: those just written). Its failure is logged: the runs
+        themselves are stored."""
         group.finished = True
         if group.on_end is None:
             return
+        known = known or {}
         try:
-            group.on_end([i for i in map(self.store.get_run, group.run_ids) if i is not None])
+            infos = [known.get(r) or self.store.get_run(r) for r in group.run_ids]
+            group.on_end([i for i in infos if i is not None])
         except Exception:  # noqa: BLE001
             log.exception("after runs %s", ", ".join(group.run_ids))
 
@@ -659,12 +662,12 @@ class RunManager:
         trip back through the manager's loop. The last batch of the last run of a question
         to end also runs its group's ``on_end`` first, and then tells the followers that
         the run has ended (they need not wait for ``_end``)."""
-        self.store.append_events(batch)
+        info = self.store.append_events(batch)
         live.stored_seq = batch[-1].seq
         group = live.group
         ended = batch[-1].type in ev.TERMINAL_TYPES
         if ended and group.left == 1 and not group.finished and not self._closing:
-            self._finish_group(group)
+            self._finish_group(group, {live.run_id: info} if info is not None else {})
         self._publish(live, batch, ended=ended and group.finished)
 
     def _publish(self, live: _LiveRun, batch: list[ev.Event], ended: bool = False) -> None:

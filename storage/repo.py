@@ -467,22 +467,25 @@ class Store:
         """
         self.append_events([event], require_running=False)
 
-    def append_events(self, events: Sequence[Event], *, require_running: bool = True) -> None:
+    def append_events(
+        self, events: Sequence[Event], *, require_running: bool = True
+    ) -> RunInfo | None:
         """Store a batch of one run's events in one transaction, folded into its row (see
-        ``append_event``), and refresh the run's heartbeat.
+        ``append_event``), and refresh the run's heartbeat; returns the run as it is now
+        (None for no events).
 
         With ``require_running`` (the run manager's writes) a run that is no longer running
         raises ``RunClosedError`` and nothing is stored: another process closed it.
         Plain inserts (no ORM objects): one small transaction per batch.
         """
         if not events:
-            return
+            return None
         run_id = events[0].run_id
         if any(e.run_id != run_id for e in events):
             raise ValueError("append_events takes the events of one run")
         try:
             with self.engine.begin() as conn:
-                append_batch(conn, events, require_running=require_running)
+                return _run(append_batch(conn, events, require_running=require_running))
         except IntegrityError as exc:
             seqs = ", ".join(str(e.seq) for e in events)
             raise ValueError(f"Event seq {seqs} of run {run_id!r} is already stored") from exc

@@ -210,8 +210,9 @@ def insert_run(conn: Connection, values: dict[str, Any]) -> RunInfo:
     return RunInfo(**{**shown, "created_at": as_utc(values["created_at"])})
 
 
-def append_batch(conn: Connection, events: Sequence[Event], *, require_running: bool) -> None:
-    """Insert one run's events and fold them into its row (see ``Store.append_events``)."""
+def append_batch(conn: Connection, events: Sequence[Event], *, require_running: bool) -> Any:
+    """Insert one run's events and fold them into its row (see ``Store.append_events``);
+    returns the run's row as it is now."""
     run_id = events[0].run_id
     values = fold_values(events)
     values["heartbeat_at"] = utc_now()
@@ -228,12 +229,14 @@ def append_batch(conn: Connection, events: Sequence[Event], *, require_running: 
     stmt = update(Run).where(Run.id == run_id)
     if require_running:
         stmt = stmt.where(Run.status == "running")
-    if not conn.execute(stmt.values(**values)).rowcount:  # type: ignore[attr-defined]
+    row = conn.execute(stmt.values(**values).returning(Run.__table__)).first()
+    if row is None:
         status = conn.scalar(select(Run.status).where(Run.id == run_id))
         if status is None:
             raise LookupError(f"No run {run_id!r}; call create_run first")
         raise RunClosedError(f"Run {run_id!r} is {status}, no longer running")
     conn.execute(_statements().insert_events, rows)
+    return row
 
 
 def fold_values(events: Sequence[Event]) -> dict[str, Any]:
