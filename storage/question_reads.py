@@ -53,7 +53,7 @@ def _reads() -> _Reads:
         .join(conversations, conversations.c.id == messages.c.conversation_id)
         .where(conversations.c.owner == owner)
     )
-    prefix = bindparam("p_prefix")
+    prefix = bindparam("p_prefix", type_=conversations.c.title.type)  # escaped as stored
     return _Reads(
         conversation=select(conversations).where(conversations.c.id == bindparam("p_id")),
         owned_audio=select(

@@ -222,7 +222,7 @@ def test_a_question_its_title_and_its_runs_are_stored_in_one_transaction(
     store: Store, tmp_path: Path
 ) -> None:
     conv = store.create_conversation(owner="alice")
-    plain = "50% off_sale · a"  # LIKE's wildcards, matched as themselves
+    plain = "50% off_sale\x00 · a"  # LIKE's wildcards and a NUL, matched as themselves
     for title, owner in [
         (plain, "alice"), (plain + " (2)", "alice"), ("50X offXsale · a", "alice"),
         ("Other", "alice"), (plain + " (3)", "bob"),
