@@ -7,9 +7,11 @@ they are stored, until the run ends. A client that goes away stops following; th
 on. Only ``stop`` (status ``cancelled``) or the server's shutdown (``interrupted``) end a run
 early, each recorded as what it was.
 
-Events are written in small batches (group commit: while one batch is being written the next
-one gathers) and published only after their batch is committed, so every event a client has
-received is stored.
+Events are written in small batches (group commit: a batch gathers for ``gather_s`` after
+its first event, and while one batch is being written the next one gathers; a run's last
+event is written at once) and published only after their batch is committed, so every event
+a client has received is stored. The last batch of a question and what follows its end (the
+answer as the assistant's message) are written in one trip to a database thread.
 
 Several processes can serve one database: each has a worker id; its runs carry it and a
 heartbeat (lease) refreshed every few seconds. A process marks as ``interrupted`` only its
@@ -67,6 +69,10 @@ log = logging.getLogger("audio_agent.runs")
 
 STOPPED_MESSAGE = "The run was stopped before it finished."
 FOLLOW_POLL_S = 0.25  # following a run of another process: how often to look for new events
+# How long a batch of events gathers before it is written: fewer transactions and thread
+# trips per run (a fast model's whole run can be one batch), for at most this much later on
+# the page. A run's last event does not wait.
+GATHER_S = 0.02
 
 
 def default_max_running() -> int:
@@ -127,6 +133,7 @@ class _Group:
     run_ids: list[str]
     on_end: Callable[[list[RunInfo]], None] | None
     left: int = 0
+    finished: bool = False  # on_end has run (or is no longer to run)
 
 
 class _LiveRun:
@@ -155,6 +162,7 @@ class _LiveRun:
         self.position = 0  # in the queue, as last announced
         self.rank = 0  # runs of its address waiting ahead of it when it joined the queue
         self.subscribers: set[_Subscriber] = set()
+        self.ending = asyncio.Event()  # set by the run's last event: stop gathering
 
 
 class RunManager:
@@ -174,6 +182,7 @@ class RunManager:
         stall_s: float = 300.0,
         warm_up: bool = False,
         warm_planners: Callable[[], object] | None = None,
+        gather_s: float = GATHER_S,
     ) -> None:
         self.store = store
         self.audio = audio
@@ -184,6 +193,7 @@ class RunManager:
         self.heartbeat_s = heartbeat_s
         self.lease_s = max(lease_s, 2 * heartbeat_s)
         self.stall_s = max(stall_s, self.lease_s)
+        self.gather_s = gather_s
         self._lock = threading.RLock()
         self._live: dict[str, _LiveRun] = {}
         self._waiting: list[_LiveRun] = []
@@ -521,22 +531,28 @@ class RunManager:
     async def _end(self, live: _LiveRun) -> None:
         group = live.group
         group.left -= 1
-        if group.left == 0 and group.on_end is not None and not self._closing:
-            on_end = group.on_end
-
-            def finish() -> None:  # one trip to a database thread
-                on_end([i for i in map(self.store.get_run, group.run_ids) if i is not None])
-
-            try:
-                await self._in_db(finish)
-            except Exception:  # noqa: BLE001 - the runs themselves are stored
-                log.exception("after run %s", live.run_id)
+        if group.left == 0 and not group.finished and not self._closing:
+            await self._in_db(self._finish_group, group)  # not with its last batch
         with self._lock:
             self._live.pop(live.run_id, None)
             self._addresses.done(live.address)
             subscribers = list(live.subscribers)
         for sub in subscribers:
             sub.send(live.run_id, None)
+
+    def _finish_group(self, group: _Group, known: dict[str, RunInfo] | None = None) -> None:
+        """``on_end`` of a group whose runs have all ended (in a database thread), with the
+        runs as stored (``known``: those just written). Its failure is logged: the runs
+        themselves are stored."""
+        group.finished = True
+        if group.on_end is None:
+            return
+        known = known or {}
+        try:
+            infos = [known.get(r) or self.store.get_run(r) for r in group.run_ids]
+            group.on_end([i for i in infos if i is not None])
+        except Exception:  # noqa: BLE001
+            log.exception("after runs %s", ", ".join(group.run_ids))
 
     # ------------------------------------------------------------------ the queue
 
@@ -603,16 +619,22 @@ class RunManager:
     def _add(self, live: _LiveRun, event: ev.Event) -> None:
         """Queue an event for the next batch; a batch is written while the next gathers."""
         live.last_seq = event.seq
-        live.terminal = live.terminal or event.type in ev.TERMINAL_TYPES
+        if event.type in ev.TERMINAL_TYPES:
+            live.terminal = True
+            live.ending.set()
         live.pending.append(event)
         if live.flusher is None or live.flusher.done():
             live.flusher = self._loop.create_task(self._flush(live))
 
     async def _flush(self, live: _LiveRun) -> None:
         while live.pending and not live.closed_elsewhere:
+            if self.gather_s and not live.terminal:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.gather_s):
+                        await live.ending.wait()
             batch, live.pending = live.pending, []
             try:
-                await self._in_db(self.store.append_events, batch)
+                await self._in_db(self._write, live, batch)
             except LookupError as exc:  # RunClosedError, or its conversation was deleted
                 # Another process closed it (its lease expired): stop, write nothing more,
                 # and tell the followers how it ended (the other process stored that).
@@ -634,15 +656,28 @@ class RunManager:
                 if live.inner is not None:
                     live.inner.cancel()
                 return
-            live.stored_seq = batch[-1].seq
-            self._publish(live, batch)
 
-    def _publish(self, live: _LiveRun, batch: list[ev.Event]) -> None:
+    def _write(self, live: _LiveRun, batch: list[ev.Event]) -> None:
+        """Store a batch and publish it, in a database thread: followers hear it without a
+        trip back through the manager's loop. The last batch of the last run of a question
+        to end also runs its group's ``on_end`` first, and then tells the followers that
+        the run has ended (they need not wait for ``_end``)."""
+        info = self.store.append_events(batch)
+        live.stored_seq = batch[-1].seq
+        group = live.group
+        ended = batch[-1].type in ev.TERMINAL_TYPES
+        if ended and group.left == 1 and not group.finished and not self._closing:
+            self._finish_group(group, {live.run_id: info} if info is not None else {})
+        self._publish(live, batch, ended=ended and group.finished)
+
+    def _publish(self, live: _LiveRun, batch: list[ev.Event], ended: bool = False) -> None:
         with self._lock:  # kept and published in one step: see ``follow``
             live.stored.extend(batch)
             subscribers = list(live.subscribers)
         for sub in subscribers:
             sub.send(live.run_id, batch)
+            if ended:
+                sub.send(live.run_id, None)
 
     async def _publish_stored_end(self, live: _LiveRun) -> None:
         """The terminal event another process stored for this run, to its followers here."""

@@ -26,6 +26,7 @@ from agent.context import PriorTurn, RunRequest, is_paid
 from agent.doctor import SharedChecks
 from agent.planners.base import Planner
 from agent.registry import Registry, UnavailableError
+from agent.strategies import STRATEGY_LABELS
 from agent.tools.base import Tool
 from backend import space
 from backend.clients import ClientDirectory
@@ -33,7 +34,7 @@ from backend.errors import ServiceError
 from backend.limits import check_question
 from backend.runs import RunManager, RunRefused, Ticket
 from backend.settings import Settings
-from backend.titles import conversation_title
+from backend.titles import distinct, plain_title
 from backend.uploads import UploadQuota, disk_free
 from storage import SqlToolCache, Store
 from storage.cleanup import Purged, purge_conversation, stale_conversations
@@ -466,11 +467,10 @@ class AgentService:
             raise ServiceError("Give at least two answer choices, or none.")
         if not contenders:
             raise ServiceError("Pick at least one planner.")
-        known_strategies = {s["name"] for s in self.registry.catalogue()["strategies"]}
         for _, strategy in contenders:
-            if strategy not in known_strategies:
+            if strategy not in STRATEGY_LABELS:
                 raise ServiceError(
-                    f"Unknown strategy '{strategy}'. Known: {', '.join(sorted(known_strategies))}."
+                    f"Unknown strategy '{strategy}'. Known: {', '.join(sorted(STRATEGY_LABELS))}."
                 )
         audio_id = ask.audio_id or self.latest_audio_id(conversation_id)
         if not audio_id:
@@ -500,11 +500,12 @@ class AgentService:
         except RunRefused as exc:
             raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
         try:
+            title = None
             if conv.title == DEFAULT_TITLE:
-                self._name(conversation_id, question, owned.name, owner)
+                title = self._title(conversation_id, question, owned.name, owner)
             requests, message = self._record(
                 conversation_id, question, choices, audio_id, ref, tools, planners, contenders,
-                ask.budget,
+                ask.budget, title,
             )  # fmt: skip
         except BaseException:
             self.runs.release(ticket)
@@ -512,13 +513,11 @@ class AgentService:
         self._tickets[requests[0].run_id] = ticket
         return requests, message
 
-    def _name(self, conversation_id: str, question: str, audio_name: str, owner: str) -> None:
-        """A conversation still without a title is named after its first question and its
+    def _title(self, conversation_id: str, question: str, audio_name: str, owner: str) -> str:
+        """The name of a conversation still without a title: its first question and its
         recording, distinct from the owner's other titles (``backend.titles``)."""
-        conversations = self.store.list_conversations(owner)
-        taken = {c.title for c in conversations if c.id != conversation_id}
-        title = conversation_title(question, audio_name, taken)
-        self.store.rename_conversation(conversation_id, title, owner)
+        plain = plain_title(question, audio_name)
+        return distinct(plain, self.store.titles_from(owner, plain, conversation_id))
 
     def _record(
         self,
@@ -531,15 +530,12 @@ class AgentService:
         planners: list[Any],
         contenders: list[tuple[str | None, str]],
         budget: int | None,
+        title: str | None,
     ) -> tuple[list[RunRequest], MessageInfo]:
+        """The question, its title and its runs stored in one transaction."""
         history = self._history(conversation_id)
-        message = self.store.add_message(
-            conversation_id, "user", question, choices=choices, audio_id=audio_id
-        )
-        group_id = uuid.uuid4().hex if len(contenders) > 1 else None
-        requests = []
-        for planner, (_, strategy) in zip(planners, contenders, strict=True):
-            request = RunRequest(
+        requests = [
+            RunRequest(
                 question=question,
                 choices=choices,
                 audio=[ref],
@@ -550,16 +546,19 @@ class AgentService:
                 budget=budget or self.settings.budget,
                 tool_timeout_s=self.settings.tool_timeout_s,
             )
-            self.store.create_run(
-                request.run_id,
-                message.id,
-                planner.name,
-                strategy,
-                [t.name for t in tools],
-                group_id=group_id,
-                worker_id=self.runs.worker_id,
-            )
-            requests.append(request)
+            for planner, (_, strategy) in zip(planners, contenders, strict=True)
+        ]
+        message, _ = self.store.add_question(
+            conversation_id,
+            question,
+            choices,
+            audio_id,
+            [(r.run_id, r.planner.name, r.strategy) for r in requests],
+            [t.name for t in tools],
+            group_id=uuid.uuid4().hex if len(contenders) > 1 else None,
+            worker_id=self.runs.worker_id,
+            title=title,
+        )
         return requests, message
 
     def start_runs(

@@ -35,10 +35,15 @@ def recording_stem(name: str | None) -> str:
 def conversation_title(question: str, audio_name: str | None, taken: Collection[str]) -> str:
     """The title of a conversation whose first question is ``question`` about the recording
     ``audio_name``, made distinct from the ``taken`` titles."""
+    return distinct(plain_title(question, audio_name), taken)
+
+
+def plain_title(question: str, audio_name: str | None) -> str:
+    """``conversation_title`` before it is made distinct: every title it can give begins
+    with this one (so the titles to avoid are those that begin with it)."""
     words = shorten(question, QUESTION_CHARS).rstrip("?!. ") or "Question"
     stem = recording_stem(audio_name)
-    title = f"{words}{SEPARATOR}{stem}" if stem else words
-    return distinct(title, taken)
+    return f"{words}{SEPARATOR}{stem}" if stem else words
 
 
 def distinct(title: str, taken: Collection[str]) -> str:

@@ -8,7 +8,7 @@ one question per ``run`` line on its standard input: three tools that the model 
 
 - ``ours``: ``run_question`` with the OpenAI-compatible planner, streamed as in production;
 - ``ours_stored``: the same through the service, every event stored in SQLite, the tool
-  cache in the database, as the app runs it;
+  cache in the database, as the app runs it (the path of ``POST /api/.../ask``);
 - ``smolagents``: its ``ToolCallingAgent`` over ``OpenAIServerModel``;
 - ``qwen_agent``: its ``Assistant``.
 
@@ -119,9 +119,12 @@ def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Setup, C
         return conversations[-1], ask
 
     async def answer_stored(built: Any) -> None:
+        # As ``POST /api/conversations/{id}/ask`` answers (backend.api): the checks and the
+        # question stored in one thread trip, the run started from the loop, then followed.
         conv_id, ask = built
-        request, _ = await asyncio.to_thread(service.prepare, conv_id, ask)
-        async for _ in service.stream(conv_id, request):
+        request, _ = await asyncio.to_thread(raw.prepare, conv_id, ask, owner=service.owner)
+        run_ids = raw.start_runs(conv_id, [request], owner=service.owner)
+        async for _ in raw.follow(run_ids):
             pass
 
     def close() -> None:

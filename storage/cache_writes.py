@@ -5,7 +5,9 @@ and for another to count each hit: with instant tools that was most of a run's c
 result goes into ``pending`` (a dict shared by every run of the process that uses the same
 ``Store``) and one background thread writes whatever has gathered in one transaction. Readers
 look in ``pending`` first, so a result is never computed twice because its row is not
-committed yet. Hits are counted the same way.
+committed yet. Hits are counted the same way. The writer gathers for ``GATHER_S`` before it
+writes: the results of a question's tools go in one transaction, after a fast run has ended
+rather than while it is still going (its thread would take turns for the GIL with the run's).
 
 Results read or written lately are also kept in memory (``RECENT`` of them, least recently
 used out first), so a run asking for one again gets it without a thread hop or a database
@@ -30,6 +32,7 @@ log = logging.getLogger("audio_agent.cache")
 
 Entry = tuple[str, str, Any]  # tool, audio id, ToolResult
 RECENT = 256  # results kept in memory after they are written or read
+GATHER_S = 0.05  # how long the writer waits for more before it writes (flush cuts it short)
 
 
 class CacheWrites:
@@ -38,8 +41,11 @@ class CacheWrites:
     def __init__(
         self,
         write: Callable[[dict[str, Entry], dict[str, int]], None],
+        gather_s: float = GATHER_S,
     ) -> None:
         self._write = write  # (rows by key, hit counts by key), one transaction
+        self.gather_s = gather_s
+        self._hurry = threading.Event()  # set by flush: write what has gathered now
         self._lock = threading.Lock()
         self._pending: dict[str, Entry] = {}
         self._recent: collections.OrderedDict[str, tuple[str, Any]] = collections.OrderedDict()
@@ -105,6 +111,7 @@ class CacheWrites:
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every row and hit handed over so far is written; False on timeout."""
+        self._hurry.set()
         with self._idle:
             return self._idle.wait_for(
                 lambda: not self._busy and not self._pending and not self._hits, timeout_s
@@ -122,6 +129,8 @@ class CacheWrites:
             self._executor.submit(self._drain)
 
     def _drain(self) -> None:
+        self._hurry.wait(self.gather_s)
+        self._hurry.clear()
         while True:
             with self._lock:
                 rows = dict(self._pending)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -35,6 +34,7 @@ from agent.events import (
     parse_event,
 )
 from agent.tools.base import ToolResult
+from storage import question_reads
 from storage.cache_writes import CacheWrites
 from storage.db import make_engine, migrate, session_factory
 from storage.models import (
@@ -50,6 +50,7 @@ from storage.models import (
     ToolCacheEntry,
     utc_now,
 )
+from storage.question_reads import OwnerActivity
 from storage.run_writes import (
     TITLE_CHARS,  # noqa: F401 - part of this module's API (tests, callers)
     append_batch,
@@ -70,16 +71,6 @@ ROLES = ("user", "assistant")
 DECODED_BYTES_PER_S = 16_000 * 2  # the stored copy of every recording: 16 kHz mono 16-bit
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class OwnerActivity:
-    """What the admission limits look at for one owner."""
-
-    runs_recent: int  # runs created in the window (runs per minute)
-    running: int  # runs running or queued now, in every process
-    spent_today_usd: float  # cost of the runs created since the day started (UTC)
-    oldest_recent: datetime | None = None  # the first of runs_recent
 
 
 class Store:
@@ -124,6 +115,8 @@ class Store:
         now = utc_now()
         self.get_conversation("", owner="warm-up")
         self.audio_infos([""], "warm-up")
+        self.get_audio("", "warm-up")
+        self.titles_from("warm-up", "warm-up")
         self.prior_turns("")
         self.owner_activity("warm-up", now, now)
         self.get_run("")
@@ -192,11 +185,17 @@ class Store:
         self, conversation_id: str, owner: str | None = None
     ) -> ConversationInfo | None:
         """The conversation; None if there is none, or (``owner`` given) it is someone else's."""
-        stmt = select(Conversation.__table__).where(Conversation.id == conversation_id)
         with self.engine.connect() as conn:  # a plain row: no session, no ORM object
-            row = conn.execute(stmt).first()
-        owned = _owned(row, owner)  # type: ignore[arg-type]
-        return _conversation(owned) if owned is not None else None
+            info = question_reads.conversation(conn, conversation_id)
+        if info is None or (owner is not None and info.owner != owner):
+            return None
+        return info
+
+    def titles_from(self, owner: str, prefix: str, except_id: str = "") -> set[str]:
+        """``owner``'s conversation titles that begin with ``prefix`` (not ``except_id``'s):
+        those a new title must differ from, read without the owner's whole list."""
+        with self.engine.connect() as conn:
+            return question_reads.titles_from(conn, owner, prefix, except_id)
 
     def rename_conversation(
         self, conversation_id: str, title: str, owner: str | None = None
@@ -258,7 +257,8 @@ class Store:
             with self.engine.connect() as conn:
                 row = conn.execute(stmt).first()
             return audio_info(row) if row is not None else None  # type: ignore[arg-type]
-        return self.audio_infos([audio_id], owner).get(audio_id)
+        with self.engine.connect() as conn:
+            return question_reads.owned_audio(conn, audio_id, owner)
 
     def audio_infos(self, audio_ids: Iterable[str], owner: str) -> dict[str, AudioInfo]:
         """``get_audio`` for several recordings in one query: those ``owner`` has a
@@ -364,6 +364,42 @@ class Store:
         # Two writers may pick the same next position; the unique constraint catches it.
         return self._retry_on_conflict_plain(write)
 
+    def add_question(
+        self,
+        conversation_id: str,
+        text: str,
+        choices: Iterable[str],
+        audio_id: str | None,
+        runs: Sequence[tuple[str, str, str]],
+        tools: Iterable[str],
+        *,
+        group_id: str | None = None,
+        worker_id: str | None = None,
+        title: str | None = None,
+    ) -> tuple[MessageInfo, list[RunInfo]]:
+        """A user's question and its runs (``(run_id, planner, strategy)``, each running
+        ``tools``) in one transaction: ``add_message`` then ``create_run`` for each.
+
+        ``title``: the conversation's name if it is still "New conversation"."""
+        choice_list, tool_names = [str(c) for c in choices], list(tools)
+
+        def write(conn: Connection) -> tuple[MessageInfo, list[RunInfo]]:
+            message = insert_message(
+                conn, conversation_id, "user", text, choice_list, audio_id, title=title
+            )
+            infos = [
+                insert_run(
+                    conn,
+                    new_run_values(
+                        run_id, message.id, planner, strategy, tool_names, group_id, worker_id
+                    ),
+                )
+                for run_id, planner, strategy in runs
+            ]
+            return message, infos
+
+        return self._retry_on_conflict_plain(write)
+
     def list_messages(self, conversation_id: str, last: int | None = None) -> list[MessageInfo]:
         """The conversation's messages in order, or only its ``last`` ones (plain rows, no
         ORM objects: a long conversation is read in one small statement)."""
@@ -431,22 +467,25 @@ class Store:
         """
         self.append_events([event], require_running=False)
 
-    def append_events(self, events: Sequence[Event], *, require_running: bool = True) -> None:
+    def append_events(
+        self, events: Sequence[Event], *, require_running: bool = True
+    ) -> RunInfo | None:
         """Store a batch of one run's events in one transaction, folded into its row (see
-        ``append_event``), and refresh the run's heartbeat.
+        ``append_event``), and refresh the run's heartbeat; returns the run as it is now
+        (None for no events).
 
         With ``require_running`` (the run manager's writes) a run that is no longer running
         raises ``RunClosedError`` and nothing is stored: another process closed it.
         Plain inserts (no ORM objects): one small transaction per batch.
         """
         if not events:
-            return
+            return None
         run_id = events[0].run_id
         if any(e.run_id != run_id for e in events):
             raise ValueError("append_events takes the events of one run")
         try:
             with self.engine.begin() as conn:
-                append_batch(conn, events, require_running=require_running)
+                return _run(append_batch(conn, events, require_running=require_running))
         except IntegrityError as exc:
             seqs = ", ".join(str(e.seq) for e in events)
             raise ValueError(f"Event seq {seqs} of run {run_id!r} is already stored") from exc
@@ -464,27 +503,8 @@ class Store:
     def owner_activity(self, owner: str, since: datetime, day_start: datetime) -> OwnerActivity:
         """Runs of ``owner`` created since ``since``, running now, and the cost of the runs
         created since ``day_start`` (spent so far, also by runs still going)."""
-        owned = (
-            select(Run.id)
-            .join(Message, Message.id == Run.message_id)
-            .join(Conversation, Conversation.id == Message.conversation_id)
-            .where(Conversation.owner == owner)
-        )
         with self.engine.connect() as conn:
-            recent, running, spent, oldest = conn.execute(
-                select(
-                    func.count(Run.id).filter(Run.created_at >= since),
-                    func.count(Run.id).filter(Run.status == "running"),
-                    func.coalesce(func.sum(Run.cost).filter(Run.created_at >= day_start), 0.0),
-                    func.min(Run.created_at).filter(Run.created_at >= since),
-                ).where(
-                    Run.id.in_(owned),
-                    or_(Run.created_at >= min(since, day_start), Run.status == "running"),
-                )
-            ).one()
-        return OwnerActivity(
-            int(recent), int(running), float(spent), _utc(oldest) if oldest else None
-        )
+            return question_reads.owner_activity(conn, owner, since, day_start)
 
     def get_run(self, run_id: str, owner: str | None = None) -> RunInfo | None:
         """The run; None if there is none, or (``owner`` given) it is in someone else's
@@ -536,26 +556,8 @@ class Store:
 
         The answer is the first answered run's choice, else its text (what a planner sees as
         the conversation's history)."""
-        stmt = (
-            select(Message.id, Message.text, Message.choices, Run.answer_choice, Run.answer_text)
-            .join(Run, Run.message_id == Message.id)
-            .where(
-                Message.conversation_id == conversation_id,
-                Message.role == "user",
-                Run.answer_text.is_not(None),
-                Run.answer_text != "",
-            )
-            .order_by(Message.position, Run.created_at, Run.id)
-        )
-        turns: list[tuple[str, list[str], str]] = []
-        seen: set[str] = set()
         with self.engine.connect() as conn:
-            for message_id, text, choices, choice, answer in conn.execute(stmt):
-                if message_id in seen:
-                    continue
-                seen.add(message_id)
-                turns.append((text, list(choices or []), choice or answer or ""))
-        return turns
+            return list(question_reads.prior_turns(conn, conversation_id))
 
     def events_for_runs(
         self, run_ids: Iterable[str], types: Iterable[str] | None = None
@@ -833,9 +835,7 @@ class Store:
 
     # ------------------------------------------------------------------ helpers
 
-    def _retry_on_conflict_plain(
-        self, write: Callable[[Connection], T], attempts: int = 5
-    ) -> T:
+    def _retry_on_conflict_plain(self, write: Callable[[Connection], T], attempts: int = 5) -> T:
         """``_retry_on_conflict`` for writes in plain statements (no session)."""
         for attempt in range(attempts):
             try:

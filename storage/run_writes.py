@@ -132,16 +132,20 @@ def insert_message(
     text: str,
     choices: list[str],
     audio_id: str | None,
+    title: str | None = None,
 ) -> MessageInfo:
     """Append a message at the next position and touch the conversation (see
-    ``Store.add_message``). Raises LookupError for an unknown conversation or audio."""
+    ``Store.add_message``). Raises LookupError for an unknown conversation or audio.
+
+    ``title``: the name a conversation still called "New conversation" takes from its first
+    question (default: the question, cut short)."""
     # Write first: that takes the conversation's row lock on PostgreSQL and the write lock
     # on SQLite before the next position is read, so writers to one conversation take turns
     # instead of racing for it (and retrying).
     statements = _statements()
     now = utc_now()
     params: dict[str, Any] = {"p_conversation_id": conversation_id, "p_now": now}
-    new_title = make_title(text) if role == "user" else ""
+    new_title = (title or make_title(text)) if role == "user" else ""
     if new_title:  # the first question names a conversation still called "New conversation"
         touched = conn.scalar(statements.touch_and_title, {**params, "p_title": new_title})
     else:
@@ -206,8 +210,9 @@ def insert_run(conn: Connection, values: dict[str, Any]) -> RunInfo:
     return RunInfo(**{**shown, "created_at": as_utc(values["created_at"])})
 
 
-def append_batch(conn: Connection, events: Sequence[Event], *, require_running: bool) -> None:
-    """Insert one run's events and fold them into its row (see ``Store.append_events``)."""
+def append_batch(conn: Connection, events: Sequence[Event], *, require_running: bool) -> Any:
+    """Insert one run's events and fold them into its row (see ``Store.append_events``);
+    returns the run's row as it is now."""
     run_id = events[0].run_id
     values = fold_values(events)
     values["heartbeat_at"] = utc_now()
@@ -224,12 +229,14 @@ def append_batch(conn: Connection, events: Sequence[Event], *, require_running: 
     stmt = update(Run).where(Run.id == run_id)
     if require_running:
         stmt = stmt.where(Run.status == "running")
-    if not conn.execute(stmt.values(**values)).rowcount:  # type: ignore[attr-defined]
+    row = conn.execute(stmt.values(**values).returning(Run.__table__)).first()
+    if row is None:
         status = conn.scalar(select(Run.status).where(Run.id == run_id))
         if status is None:
             raise LookupError(f"No run {run_id!r}; call create_run first")
         raise RunClosedError(f"Run {run_id!r} is {status}, no longer running")
     conn.execute(_statements().insert_events, rows)
+    return row
 
 
 def fold_values(events: Sequence[Event]) -> dict[str, Any]:

@@ -69,6 +69,30 @@ def test_put_is_visible_at_once_and_written_in_one_transaction(store: Store) -> 
         other.close()
 
 
+def test_the_writer_gathers_and_a_flush_does_not_wait_for_it() -> None:
+    """Results handed over while the writer gathers go in one write; ``flush`` cuts the
+    gathering short."""
+    from storage.cache_writes import CacheWrites
+
+    writes: list[int] = []
+    done = threading.Event()
+
+    def write(rows, hits):  # type: ignore[no-untyped-def]
+        writes.append(len(rows))
+        done.set()
+
+    gathering = CacheWrites(write, gather_s=0.3)
+    for i in range(3):  # a turn's three tools, moments apart
+        gathering.put(f"k{i}", "t", AUDIO, ToolResult(output="r"))
+    assert not done.wait(0.1)  # nothing written while it gathers
+    assert done.wait(5) and writes == [3]
+    patient = CacheWrites(write, gather_s=60.0)
+    patient.put("k", "t", AUDIO, ToolResult(output="r"))
+    assert patient.flush(timeout_s=5) and writes == [3, 1]  # not after a minute
+    gathering.close()
+    patient.close()
+
+
 def test_hits_are_counted_behind_and_errors_never_stored(store: Store) -> None:
     cache = SqlToolCache(store)
     key = cache_key(AUDIO, "t", {}, None)

@@ -296,3 +296,37 @@ async def test_a_follower_gets_the_end_of_a_run_closed_between_its_two_reads(wor
     monkeypatch.setattr(world.store, "get_run", closed_just_before)
     events = [e async for e in follower.follow([req.run_id])]
     assert [(e.type, getattr(e, "kind", None)) for e in events] == [("run_failed", "interrupted")]
+
+
+async def test_a_run_is_written_in_batches_that_gather_and_its_end_is_not_kept_waiting(
+    world, monkeypatch
+):
+    """Group commit: events gather for ``gather_s`` before a write, but a run's last event
+    is written at once, with the question's ``on_end`` in the same trip (given the run as
+    that write left it), before any follower hears the end."""
+    manager = world.manager(gather_s=1.0)
+    batches: list[list[str]] = []
+    append = world.store.append_events
+
+    def counted(events, **kwargs):
+        batches.append([e.type for e in events])
+        return append(events, **kwargs)
+
+    monkeypatch.setattr(world.store, "append_events", counted)
+    req = world.request(manager, tools=[ScriptedTool("slow", "heard a dog")])  # instant
+    reads: list[str] = []
+    get_run = world.store.get_run
+    monkeypatch.setattr(
+        world.store, "get_run", lambda *a, **k: reads.append(a[0]) or get_run(*a, **k)
+    )
+    ended: list[list[str]] = []
+    began = asyncio.get_running_loop().time()
+    (run_id,) = manager.start(
+        [req], owner="a", on_end=lambda infos: ended.append([i.status for i in infos])
+    )
+    events = [e async for e in manager.follow([run_id])]
+    assert asyncio.get_running_loop().time() - began < 1.0  # the end did not wait to gather
+    assert ended == [["ok"]]  # stored before the follower saw the end
+    assert reads == []  # on_end had the run as its last write left it, without a read
+    assert batches == [[e.type for e in events]]  # one write for the whole run
+    assert world.store.run_events(run_id) == events

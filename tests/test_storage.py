@@ -15,6 +15,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Column, Integer, MetaData, Table, inspect, select
+from sqlalchemy.exc import IntegrityError
 
 from agent.audio import AudioRef
 from agent.events import (
@@ -215,6 +216,46 @@ def test_sqlite_wal_and_foreign_keys_on(sqlite_db: str) -> None:
 
 
 # ---------------------------------------------------------------- conversations
+
+
+def test_a_question_its_title_and_its_runs_are_stored_in_one_transaction(
+    store: Store, tmp_path: Path
+) -> None:
+    conv = store.create_conversation(owner="alice")
+    plain = "50% off_sale\x00 · a"  # LIKE's wildcards and a NUL, matched as themselves
+    for title, owner in [
+        (plain, "alice"), (plain + " (2)", "alice"), ("50X offXsale · a", "alice"),
+        ("Other", "alice"), (plain + " (3)", "bob"),
+    ]:  # fmt: skip
+        store.create_conversation(title=title, owner=owner)
+    assert store.titles_from("alice", plain, conv.id) == {plain, plain + " (2)"}
+    assert store.titles_from("bob", plain) == {plain + " (3)"}
+
+    store.add_audio(audio_ref(tmp_path), size_bytes=10)
+    first, second = run_id(), run_id()
+    message, runs = store.add_question(
+        conv.id, "Which sale?", ["A", "B"], AUDIO_ID,
+        [(first, "p1", "react"), (second, "p2", "refine")], ["local_events"],
+        group_id="g", worker_id="w", title=plain + " (3)",
+    )  # fmt: skip
+    assert store.get_conversation(conv.id).title == plain + " (3)"
+    assert store.list_messages(conv.id) == [message] and message.choices == ["A", "B"]
+    stored = store.runs_for_message(message.id)
+    assert [(r.id, r.planner, r.strategy, r.status) for r in stored] == [
+        (first, "p1", "react", "running"), (second, "p2", "refine", "running"),
+    ]  # fmt: skip
+    assert {r.id for r in runs} == {first, second} and stored[0].tools == ["local_events"]
+    # a later question keeps the title
+    store.add_question(conv.id, "And then?", [], AUDIO_ID, [(run_id(), "p1", "react")], [],
+                       title="Not this")  # fmt: skip
+    assert store.get_conversation(conv.id).title == plain + " (3)"
+
+    # A run that cannot be stored (its id is taken) leaves neither the message nor the title.
+    other = store.create_conversation(owner="alice")
+    with pytest.raises(IntegrityError):
+        store.add_question(other.id, "Q", [], AUDIO_ID, [(first, "p", "react")], [], title="T")
+    assert store.list_messages(other.id) == []
+    assert store.get_conversation(other.id).title == "New conversation"
 
 
 def test_conversation_crud_and_cascade(store: Store, tmp_path: Path) -> None:
