@@ -69,6 +69,19 @@ async def test_a_number_misheard_as_another_word_is_still_counted(registry, tmp_
     assert answer.text.startswith("Three numbers: one, "), answer.text
 
 
+async def test_a_number_whisper_hears_nothing_in_is_not_a_failed_tool(registry, tmp_path):
+    # jackson's "eight" padded with silence (dev set seed 0, dev-033): read with the options as
+    # a prompt, whisper returns no text; the options were then left unscored, and the tool
+    # failed on pairing them with no scores
+    eight = normalise(fixture_clip("digit_8_jackson_3.wav"))
+    clip = np.concatenate([pause(1.2925), eight, pause(0.6466)]).astype(np.float32)
+    answer, events = await ask_offline(registry, tmp_path, clip, "Which number is spoken?",
+                                       ["seven", "nine", "eight", "one"])  # fmt: skip
+    results = [e for e in events if e.type == "tool_result"]
+    assert results and not [e.error for e in results if e.error], answer.rationale
+    assert "failed" not in answer.rationale, answer.rationale
+
+
 async def test_which_digit_comes_second_and_last(registry, tmp_path):
     digits = [fixture_clip(n) for n in ("digit_3_jackson_4.wav", "digit_1_george_1.wav",
                                   "digit_6_theo_4.wav")]  # fmt: skip
