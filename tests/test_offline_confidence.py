@@ -80,7 +80,7 @@ async def test_an_answer_in_words_has_a_calibrated_confidence():
 
 def test_a_count_of_all_the_numbers_does_not_lean_on_whisper_s_word_certainty():
     # a per-span reading as the dev sets' counts give it: whisper unsure of each first word
-    # (0.00-0.11) whatever the count; how many there are is not which they are
+    # (mostly under 0.11) whatever the count; how many there are is not which they are
     from agent.planners.offline_evidence import Evidence
     from agent.planners.offline_findings import finding_for
     from agent.planners.question_types import classify

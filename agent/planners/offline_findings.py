@@ -40,7 +40,7 @@ def finding_for(
     if focus.target == "speech" and not (focus.kind == "count" and not named_word(question)):
         # whisper's own certainty of what it heard; not for a count of all the words or
         # numbers, which rests on how many there are, not on which: the per-span readings'
-        # first words are unsure (0.00-0.11 on the dev sets' counts) however right the count
+        # first words are unsure (mostly under 0.11 on the dev sets' counts, right or wrong)
         finding.certainty = evidence.transcript_certainty
     elif focus.target == "speakers" and evidence.speakers is not None:
         margin = evidence.speakers.get("margin")

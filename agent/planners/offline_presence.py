@@ -5,8 +5,9 @@ same matching as a "which sound" choice, see ``sound_match``) in each window of 
 recording. "Does she say 'seven'?" looks for the word in the transcript, with its time.
 "Is there music?" asks the tagger for music; the music analysis adds tempo and key only when
 there is some. Speech comes from voice activity, the tagger's speech classes (in its windows
-and on each stretch that stands out, tagged on its own) and the words recognised. Each answer starts with Yes or No and names the evidence; ``strength`` (0..1, how
-strongly the evidence says yes) is what the confidence is calibrated from.
+and on each stretch that stands out, tagged on its own) and the words recognised. Each answer
+starts with Yes or No and names the evidence; ``strength`` (0..1, how strongly the evidence
+says yes) is what the confidence is calibrated from.
 """
 
 from __future__ import annotations
