@@ -6,10 +6,10 @@
 Both read what ``bench.run_benchmark --raw-confidence --out FILE`` wrote on the dev sets
 (``bench.devsets``). ``calibrate`` fits, per family of questions
 (``agent.planners.offline_confidence.family_of``), a monotone curve from raw confidence to
-the share of answers that were right (isotonic regression; the other families' answers count
-a little, so a family with few answers leans on the rest), and the line under which an answer
-is a guess: the highest that keeps at most 10 % of the right answers under it. It prints the
-reliability table and writes ``offline_calibration.json``.
+the share of answers that were right (isotonic regression on the family's own answers; "all"
+for a family not seen), and the line under which an answer is a guess: the highest that
+keeps at most 10 % of the right answers under it on each seed's run (ties, guesses whatever
+the line, counted). It prints the reliability table and writes ``offline_calibration.json``.
 
 ``check`` applies a table to a raw run as the planner would (the answers are the same; the
 confidence goes through the table and answers under the line become guesses; answers that
@@ -32,7 +32,6 @@ from agent.planners.question_types import classify
 from bench.devsets_open import starts_yes_no
 from bench.run_benchmark import guess_columns, reliability
 
-OTHER_FAMILIES_WEIGHT = 0.15  # how much the rest counts in a family's curve
 RIGHT_GUESSED_AT_MOST = 0.10  # the guess line keeps at most this share of right answers under it
 
 
@@ -58,19 +57,17 @@ def family_rows(items: list[dict[str, Any]]) -> list[tuple[str, float, bool]]:
 
 
 def fit_curves(rows: list[tuple[str, float, bool]]) -> dict[str, tuple[list[float], list[float]]]:
-    """Per family (and "all"), raw -> share right, through the isotonic fit's points."""
+    """Per family (and "all"), raw -> share right, through the isotonic fit's points. Each
+    family's curve is fitted on its own answers: leaning on the other families (0.15 of
+    their weight) gave flat curves for families whose raw value says little, and held out
+    one seed at a time, the share of right answers shown as guesses rose with it."""
     from sklearn.isotonic import IsotonicRegression
 
-    x = np.array([r[1] for r in rows])
-    y = np.array([float(r[2]) for r in rows])
     curves = {}
     for name in sorted({r[0] for r in rows}) + ["all"]:
-        weight = np.array([1.0 if r[0] == name or name == "all" else OTHER_FAMILIES_WEIGHT
-                           for r in rows])  # fmt: skip
-        if name.startswith("open:"):  # answers in words lean on each other only
-            weight = np.where([r[0].startswith("open:") for r in rows], weight, 0.0)
+        mine = [r for r in rows if name in (r[0], "all")]
         fit = IsotonicRegression(y_min=0.02, y_max=0.98, out_of_bounds="clip")
-        fit.fit(x, y, sample_weight=weight)
+        fit.fit(np.array([r[1] for r in mine]), np.array([float(r[2]) for r in mine]))
         xs = [round(float(v), 3) for v in fit.X_thresholds_]
         ys = [round(float(v), 3) for v in fit.y_thresholds_]
         curves[name] = (xs, ys)
@@ -102,22 +99,43 @@ def apply(table: Calibration, items: list[dict[str, Any]]) -> list[dict[str, Any
     return out
 
 
-def calibrate(files: list[Path], out: Path) -> Calibration:
-    items = [i for f in files for i in json.loads(f.read_text())]
-    rows = family_rows(items)
-    curves = fit_curves(rows)
-    fitted_on = ", ".join(f"{f.parent.name}/{f.name}" for f in files)
-    unlined = Calibration(curves, 0.0, fitted_on)
-    tied_right = sum(
+def right_tied(items: list[dict[str, Any]]) -> int:
+    """Right answers that are guesses for a reason of their own (a tie)."""
+    return sum(
         bool(i.get("guess")) and bool(i.get("correct"))
         for i in items
         if "correct" in i and not i.get("expect_guess")
     )
-    line = guess_line([(unlined(fam, raw) or 0.0, ok) for fam, raw, ok in rows], tied_right)
-    table = Calibration(curves, line, fitted_on)
+
+
+def fit_table(runs: list[list[dict[str, Any]]], fitted_on: str = "") -> Calibration:
+    """The table from raw runs (one list of items per seed): the curves from all of them; the
+    line the highest that keeps at most RIGHT_GUESSED_AT_MOST of the right answers under it
+    on every run (ties counted), not only on all together: a seed with many right ties
+    (seed 0: 11 of 174) otherwise takes the whole allowance of the pooled line."""
+    rows = family_rows([i for run in runs for i in run])
+    curves = fit_curves(rows)
+    unlined = Calibration(curves, 0.0, fitted_on)
+    lines = [
+        guess_line([(unlined(fam, raw) or 0.0, ok) for fam, raw, ok in family_rows(run)],
+                   right_tied(run))
+        for run in runs
+        if family_rows(run)
+    ]  # fmt: skip
+    return Calibration(curves, min(lines, default=0.5), fitted_on)
+
+
+def calibrate(files: list[Path], out: Path) -> Calibration:
+    runs = [json.loads(f.read_text()) for f in files]
+    fitted_on = ", ".join(f"{f.parent.name}/{f.name}" for f in files)
+    table = fit_table(runs, fitted_on)
     out.write_text(json.dumps(table.as_json(), indent=1) + "\n")
+    items = [i for run in runs for i in run]
     scored = [i for i in apply(table, items) if not i.get("expect_guess")]
-    print(f"{len(rows)} answers, {len(curves)} curves; guess line {line:.2f}; wrote {out}")
+    print(
+        f"{len(family_rows(items))} answers, {len(table.curves)} curves; guess line "
+        f"{table.guess_below:.2f}; wrote {out}"
+    )
     print(json.dumps(guess_columns(scored)))
     for row in reliability(scored):
         print(f"  {row['confidence']}: {row['right']}/{row['n']} right ({row['right_pct']} %)")

@@ -11,7 +11,7 @@ import pytest
 from agent.planners.offline_confidence import RAW, Calibration, family_of
 from agent.planners.question_types import classify
 from bench.devsets_open import score_open, starts_yes_no
-from bench.offline_calibration import calibrate, check, fit_curves, guess_line
+from bench.offline_calibration import calibrate, check, fit_curves, fit_table, guess_line
 from bench.run_benchmark import choice_correct, guess_columns, reliability
 
 
@@ -109,6 +109,25 @@ def test_the_guess_line_keeps_few_right_answers_under_it(tmp_path):
     assert "sound" in fitted.curves and 0.0 < fitted.guess_below < 1.0
     right = [fitted("sound", c) for _, c, ok in rows if ok]
     assert sum(fitted.is_guess(c) for c in right) <= 0.1 * len(right)
+
+
+def test_the_guess_line_holds_on_every_run_it_is_fitted_on():
+    which = {"question": "Which sound is this?", "choices": ["Dog", "Rain"]}
+    wrong = {0, 2, 5, 9, 14, 20, 27, 35, 44, 54}  # fewer and fewer wrong as the value rises
+    run = [{**which, "confidence": round(0.4 + 0.01 * i, 2), "correct": i not in wrong}
+           for i in range(60)]  # fmt: skip
+    # the same run with three of its surest right answers ties (guesses whatever the line)
+    top = [j for j, i in enumerate(run) if i["correct"]][-3:]
+    tied = [{**i, "guess": True} if j in top else i for j, i in enumerate(run)]
+
+    def right_under(table: Calibration, items: list[dict]) -> int:
+        return sum(bool(i.get("guess")) or table.is_guess(table("sound", i["confidence"]))
+                   for i in items if i["correct"])  # fmt: skip
+
+    pooled = fit_table([run + run + tied])
+    assert right_under(pooled, tied) > 5  # over 10 % of its 50 right answers
+    each = fit_table([run, run, tied])
+    assert right_under(each, tied) <= 5 and right_under(each, run) <= 5
 
 
 def test_check_applies_the_table_as_the_planner_does(tmp_path):

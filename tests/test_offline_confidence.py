@@ -76,3 +76,26 @@ async def test_an_answer_in_words_has_a_calibrated_confidence():
     # a family never measured gets no number rather than one nobody checked
     answer = await _answer(planner, _messages("What is going on?", [], sound_events=rain))
     assert answer.confidence is None and not answer.guess
+
+
+def test_a_count_of_all_the_numbers_does_not_lean_on_whisper_s_word_certainty():
+    # a per-span reading as the dev sets' counts give it: whisper unsure of each first word
+    # (mostly under 0.11) whatever the count; how many there are is not which they are
+    from agent.planners.offline_evidence import Evidence
+    from agent.planners.offline_findings import finding_for
+    from agent.planners.question_types import classify
+
+    words = [(0.2, 0.7, [(0.2, 0.6, "seven,")]), (1.4, 1.9, [(1.4, 1.8, "two,")])]
+    evidence = Evidence(
+        utterances=[(a, b, ws[0][2], ws) for a, b, ws in words],
+        speech_spans=[(0.2, 0.7), (1.4, 1.9)],
+        transcript="seven, two,",
+        transcript_certainty=0.02,
+    )
+    question = "How many numbers are spoken?"
+    found = finding_for(classify(question, ["1", "2"]), question, ["1", "2"], evidence, None)
+    assert found is not None and found.scores == [0.25, 1.0] and found.certainty is None
+    # which word it is still leans on it: a count of one named word
+    question = "How often is 'seven' spoken?"
+    found = finding_for(classify(question, ["1", "2"]), question, ["1", "2"], evidence, None)
+    assert found is not None and found.certainty == 0.02

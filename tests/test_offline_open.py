@@ -52,6 +52,15 @@ async def test_does_the_speaker_say_a_word(registry, tmp_path):
     assert not_said.text.startswith('No: "two" is not in the transcript'), not_said.text
 
 
+async def test_a_single_short_word_is_someone_talking(registry, tmp_path):
+    # one FSDD "six", padded as the dev sets pad it: the tagger's 0.96 s windows hear
+    # "Whoosh", the word's own stretch "Speech"
+    six = normalise(fixture_clip("digit_6_lucas_2.wav"))
+    clip = np.concatenate([pause(0.57), six, pause(0.36)]).astype(np.float32)
+    answer, _ = await ask_offline(registry, tmp_path, clip, "Is anyone talking?")
+    assert answer.text.startswith("Yes: speech from"), answer.text
+
+
 async def test_is_there_music(registry, tmp_path):
     trumpet = load_samples(FIXTURES / "trumpet_sorohanro_librosa.ogg")
     answer, _ = await ask_offline(registry, tmp_path, trumpet, "Is there music, and what kind?")

@@ -52,6 +52,36 @@ def test_the_speech_class_alone_is_speech():
     assert found is not None and found.present
 
 
+def test_a_short_word_heard_as_speech_on_its_own_stretch_is_speech():
+    # what the tools gave on one FSDD "six" (dev set seed 0, dev-152): the tagger's windows
+    # hear the background ("Whoosh" 0.50, "Speech" 0.03), its stretch on its own is "Speech"
+    frames = [
+        Frame(0.0, 0.96, [("Whoosh, swoosh, swish", 0.5), ("Sound effect", 0.32)]),
+        Frame(0.48, 1.41, [("Sound effect", 0.18)]),
+    ]
+    word = {"start": 0.57, "end": 1.01, "labels": [{"label": "Speech", "score": 0.82}]}
+    evidence = Evidence(
+        transcript="6.",
+        labels=[("Whoosh, swoosh, swish", 0.27), ("Sound effect", 0.25), ("Speech", 0.03)],
+        frames=frames,
+        timeline=[word],
+        speech_spans=[(0.71, 0.89)],
+        speech_seconds=0.18,
+    )
+    found = speech_presence(evidence)
+    assert found is not None and found.present, found
+    assert found.sentence.startswith("Yes: speech from 0.7 s to 0.9 s")
+    # the same voice activity over a stretch that is not speech on its own stays a "no"
+    noise = {
+        "start": 0.57,
+        "end": 1.01,
+        "labels": [{"label": "Whoosh, swoosh, swish", "score": 0.6}],
+    }
+    evidence.timeline = [noise]
+    found = speech_presence(evidence)
+    assert found is not None and not found.present
+
+
 @pytest.mark.models
 def test_a_no_names_the_classes_for_the_thing_with_their_own_scores():
     # a duck, loud and clear: "Duck" counts for a hen only a little, and a "no" must not say

@@ -157,6 +157,22 @@ def _sources(events: list[dict[str, Any]]) -> list[list[int]]:
     return list(groups.values())
 
 
+def misheard_numbers(spoken: list[Utterance] | None) -> list[Timed]:
+    """Short spans (one spoken item each) read as a word that is not a number, among spans
+    read as numbers: in a row of spoken numbers such a span is a number misheard ("nine"
+    read as "guys"), so a count of the numbers counts it. None when most short spans are
+    not numbers (then the words are what they say)."""
+    short = [(a, b, tokens(text)) for a, b, text, _ in spoken or [] if b - a <= SHORT_UTTERANCE_S]
+    numbers = [words for *_, words in short if any(is_number_word(w) for w in words)]
+    if len(numbers) < 2 or 2 * len(numbers) <= len(short):
+        return []
+    return [
+        (a, b, f'"{words[0]}"?')
+        for a, b, words in short
+        if words and not any(is_number_word(w) for w in words)
+    ]
+
+
 def count_speech(
     focus: Focus,
     question: str,
@@ -173,6 +189,8 @@ def count_speech(
         items, timed = spoken_items(spoken, lambda w: canonical(w) in wanted)
     else:
         items, timed = spoken_items(spoken, is_number_word if numeric else bool)
+        if numeric:
+            items = sorted(items + misheard_numbers(spoken), key=lambda x: x[0])
     if not spoken and spans and not named:
         items = [(a, b, "speech") for a, b in spans if b - a <= SHORT_UTTERANCE_S]
     count = len(items)

@@ -114,9 +114,11 @@ class TranscribeTool:
                 *(f"[{seconds_span(s['start'], s['end'])}] {s['text']}" for s in segments),
             ]
             output = "\n".join(lines)
-        if option_scores:
+        # whisper heard nothing (an empty reading): the options are not scored
+        scored = list(zip(options, option_scores, strict=True)) if option_scores else []
+        if scored:
             output += "\nHow well each option reads as the speech (mean log-probability): " + (
-                ", ".join(f'"{o}" {v:.2f}' for o, v in zip(options, option_scores, strict=True))
+                ", ".join(f'"{o}" {v:.2f}' for o, v in scored)
             )
         return ToolResult(
             output=output,
@@ -125,9 +127,7 @@ class TranscribeTool:
                 "text": transcript.text.strip(),
                 "prompt": prompt,  # the hints it was given, if any
                 "per_span": per_span,  # one segment per voice-activity span
-                "option_scores": [
-                    {"option": o, "logprob": v} for o, v in zip(options, option_scores, strict=True)
-                ],
+                "option_scores": [{"option": o, "logprob": v} for o, v in scored],
                 "language": transcript.language,
                 "segments": segments,
                 "spans": [
