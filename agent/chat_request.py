@@ -53,6 +53,9 @@ class ValidatedCompletion(ChatCompletion):
             return ChatCompletion.construct(**data)  # type: ignore[arg-type]
 
 
+CHUNKS = openai.AsyncStream[ValidatedChunk]  # what a streamed reply is parsed as
+
+
 async def create_chat(client: openai.AsyncOpenAI, request: dict[str, Any]) -> Any:
     """``client.chat.completions.create(**request)``, without the SDK's transform of the
     body: a ``ChatCompletion``, or an ``AsyncStream`` of chunks with ``stream=True``."""
@@ -69,4 +72,4 @@ async def create_chat(client: openai.AsyncOpenAI, request: dict[str, Any]) -> An
         raw = await client.chat.completions.with_raw_response.create(**arguments)
         return raw.parse(to=ValidatedCompletion)
     raw = await client.chat.completions.with_raw_response.create(stream=True, **arguments)
-    return raw.parse(to=openai.AsyncStream[ValidatedChunk])
+    return raw.parse(to=CHUNKS)

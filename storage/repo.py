@@ -6,6 +6,7 @@ shared by all threads of the web app. Nothing returned holds on to a session.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -784,12 +785,9 @@ class Store:
         found: dict[str, ToolResult] = self.cache_writes.get_many(list(keys))
         rest = [k for k in dict.fromkeys(keys) if k not in found]
         if rest:
-            stmt = select(ToolCacheEntry.key, ToolCacheEntry.audio_id, ToolCacheEntry.result).where(
-                ToolCacheEntry.key.in_(rest)
-            )
             read: dict[str, tuple[str, ToolResult]] = {}
             with self.engine.connect() as conn:
-                for key, audio_id, data in conn.execute(stmt):
+                for key, audio_id, data in conn.execute(_cache_read(), {"p_keys": rest}):
                     read[key] = (audio_id, ToolResult.model_validate(data))
             self.cache_writes.remember(read)
             found.update({key: result for key, (_, result) in read.items()})
@@ -897,6 +895,16 @@ class SqlToolCache:
 
     def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
         self.store.cache_put_later(self.scoped(key), tool, audio_id, result)
+
+
+@functools.cache
+def _cache_read() -> Any:
+    """The tool cache's read of a turn's keys, built once (see ``storage.run_writes``)."""
+    entries = ToolCacheEntry.__table__
+    keys = bindparam("p_keys", expanding=True)
+    return select(entries.c.key, entries.c.audio_id, entries.c.result).where(
+        entries.c.key.in_(keys)
+    )
 
 
 def _write_cache_rows(

@@ -17,10 +17,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     Connection,
+    Float,
     and_,
     bindparam,
     case,
+    cast,
     exists,
     func,
     insert,
@@ -91,11 +94,13 @@ class _Statements:
     touch_and_title: Any  # the same, and the title when it is still the default
     next_position: Any  # the last position, and whether the audio exists
     next_position_no_audio: Any
+    fold: Any  # a batch of events folded into its run's row (``fold_values``); RETURNING it
+    fold_running: Any  # the same, only while the run is running
 
 
 @functools.cache
 def _statements() -> _Statements:
-    conversations, messages = Conversation.__table__, Message.__table__
+    conversations, messages, runs = Conversation.__table__, Message.__table__, Run.__table__
     conversation_id = bindparam("p_conversation_id")
     touch = (
         update(conversations)
@@ -109,6 +114,7 @@ def _statements() -> _Statements:
     titled = bindparam("p_title", type_=conversations.c.title.type)  # escaped as stored
     last = func.max(messages.c.position)
     where = messages.c.conversation_id == conversation_id
+    fold = update(runs).where(runs.c.id == bindparam("p_run_id")).values(**_folded(runs))
     return _Statements(
         insert_conversation=insert(conversations),
         insert_message=insert(messages),
@@ -122,7 +128,43 @@ def _statements() -> _Statements:
             last, exists().where(Audio.__table__.c.id == bindparam("p_audio_id"))
         ).where(where),
         next_position_no_audio=select(last, literal(True)).where(where),
+        fold=fold.returning(runs),
+        fold_running=fold.where(runs.c.status == "running").returning(runs),
     )
+
+
+def _folded(runs: Any) -> dict[str, Any]:
+    """Each column's new value in the one statement that folds any batch (``fold_values``
+    gives the parameters): one shape for every batch, so it is built and compiled once. A
+    parameter left NULL keeps the column; an answer and the cost say whether they apply."""
+
+    def param(name: str, column: Any) -> Any:
+        value = bindparam(f"p_{name}", type_=column.type)
+        # PostgreSQL must know each parameter's type; its dialect casts strings, integers
+        # and times itself, not floats. (No cast on SQLite for times: it would make them
+        # numbers.)
+        return cast(value, column.type) if isinstance(column.type, Float) else value
+
+    def kept_unless_given(name: str) -> Any:
+        column = runs.c[name]
+        return func.coalesce(param(name, column), column)
+
+    answered = cast(bindparam("p_answered", type_=Boolean()), Boolean())
+    total = param("cost", runs.c.cost)
+    spent = cast(bindparam("p_spent", type_=runs.c.cost.type), runs.c.cost.type)
+    values = {name: kept_unless_given(name) for name in FOLDED_COLUMNS}
+    for name in ("answer_text", "answer_choice"):  # an answer without a choice clears it
+        values[name] = case((answered, param(name, runs.c[name])), else_=runs.c[name])
+    values["cost"] = case((total.is_not(None), total), else_=runs.c.cost + spent)
+    values["heartbeat_at"] = param("heartbeat_at", runs.c.heartbeat_at)
+    return values
+
+
+# Columns a batch may set (``fold_values``); NULL in its parameters keeps them as they are.
+FOLDED_COLUMNS = (
+    "calls", "input_tokens", "output_tokens", "wall_s", "status", "finished_at", "error",
+    "error_kind",
+)  # fmt: skip
 
 
 def insert_message(
@@ -215,7 +257,16 @@ def append_batch(conn: Connection, events: Sequence[Event], *, require_running: 
     returns the run's row as it is now."""
     run_id = events[0].run_id
     values = fold_values(events)
-    values["heartbeat_at"] = utc_now()
+    params: dict[str, Any] = {f"p_{name}": values.get(name) for name in FOLDED_COLUMNS}
+    params.update(
+        p_run_id=run_id,
+        p_heartbeat_at=utc_now(),
+        p_answered="answer_text" in values,
+        p_answer_text=values.get("answer_text"),
+        p_answer_choice=values.get("answer_choice"),
+        p_cost=values.get("cost"),
+        p_spent=values.get("spent", 0.0),
+    )
     rows = [
         {
             "run_id": run_id,
@@ -226,10 +277,9 @@ def append_batch(conn: Connection, events: Sequence[Event], *, require_running: 
         }
         for e in events
     ]
-    stmt = update(Run).where(Run.id == run_id)
-    if require_running:
-        stmt = stmt.where(Run.status == "running")
-    row = conn.execute(stmt.values(**values).returning(Run.__table__)).first()
+    statements = _statements()
+    fold = statements.fold_running if require_running else statements.fold
+    row = conn.execute(fold, params).first()
     if row is None:
         status = conn.scalar(select(Run.status).where(Run.id == run_id))
         if status is None:
@@ -241,8 +291,8 @@ def append_batch(conn: Connection, events: Sequence[Event], *, require_running: 
 
 def fold_values(events: Sequence[Event]) -> dict[str, Any]:
     """Column values of a run's row after a batch of its events: the answer, the totals and
-    status when it ends; the cost grows with each paid step until ``run_finished`` sets the
-    total."""
+    status when it ends; the cost grows with each paid step (``spent``: what the batch adds)
+    until ``run_finished`` sets the total (``cost``)."""
     values: dict[str, Any] = {}
     spent = 0.0
     for event in events:
@@ -268,7 +318,7 @@ def fold_values(events: Sequence[Event]) -> dict[str, Any]:
                 finished_at=event.at,
             )
     if spent and "cost" not in values:
-        values["cost"] = Run.cost + spent
+        values["spent"] = spent
     return values
 
 
