@@ -107,24 +107,17 @@ def conversation(conn: Connection, conversation_id: str) -> ConversationInfo | N
     )
 
 
+OWNERS = {"name", "created_at"}  # an owner's own, from their reference to the recording
+
+
 def owned_audio(conn: Connection, audio_id: str, owner: str) -> AudioInfo | None:
     """The recording as ``owner`` uploaded it (its name, its upload time); None without
     that owner's reference."""
     row = conn.execute(_reads().owned_audio, {"p_owner": owner, "p_audio_id": audio_id}).first()
     if row is None:
         return None
-    return AudioInfo(
-        id=row.id,
-        name=row.ref_name,
-        format=row.format,
-        duration_s=row.duration_s,
-        sample_rate=row.sample_rate,
-        channels=row.channels,
-        stored_path=row.stored_path,
-        original_path=row.original_path,
-        size_bytes=row.size_bytes,
-        created_at=as_utc(row.ref_created_at),
-    )
+    stored = {name: getattr(row, name) for name in AudioInfo.model_fields.keys() - OWNERS}
+    return AudioInfo(**stored, name=row.ref_name, created_at=as_utc(row.ref_created_at))
 
 
 def owner_activity(
