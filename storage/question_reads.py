@@ -96,8 +96,11 @@ def _reads() -> _Reads:
 
 def conversation(conn: Connection, conversation_id: str) -> ConversationInfo | None:
     row = conn.execute(_reads().conversation, {"p_id": conversation_id}).first()
-    if row is None:
-        return None
+    return conversation_info(row) if row is not None else None
+
+
+def conversation_info(row: Any) -> ConversationInfo:
+    """A conversation's row (plain or ORM) as the API shows it."""
     return ConversationInfo(
         id=row.id,
         owner=row.owner,

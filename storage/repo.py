@@ -967,13 +967,7 @@ def _utc_opt(value: datetime | None) -> datetime | None:
 
 
 def _conversation(row: Conversation) -> ConversationInfo:
-    return ConversationInfo(
-        id=row.id,
-        owner=row.owner,
-        title=row.title,
-        created_at=_utc(row.created_at),
-        updated_at=_utc(row.updated_at),
-    )
+    return question_reads.conversation_info(row)
 
 
 def _owned(row: Conversation | None, owner: str | None) -> Conversation | None:
