@@ -156,13 +156,17 @@ class _LiveRun:
         self.stop_reason: str | None = None  # "cancelled" (Stop) or "interrupted" (shutdown)
         self.closed_elsewhere = False
         self.write_error: BaseException | None = None
-        self.terminal = False
         self.ended_as: str | None = None  # the kind of the run_failed the manager added
         self.slot: asyncio.Future[None] | None = None  # set while waiting in the queue
         self.position = 0  # in the queue, as last announced
         self.rank = 0  # runs of its address waiting ahead of it when it joined the queue
         self.subscribers: set[_Subscriber] = set()
         self.ending = asyncio.Event()  # set by the run's last event: stop gathering
+
+    @property
+    def terminal(self) -> bool:
+        """The run's last event has been added here (or read back from another process)."""
+        return self.ending.is_set()
 
 
 class RunManager:
@@ -620,7 +624,6 @@ class RunManager:
         """Queue an event for the next batch; a batch is written while the next gathers."""
         live.last_seq = event.seq
         if event.type in ev.TERMINAL_TYPES:
-            live.terminal = True
             live.ending.set()
         live.pending.append(event)
         if live.flusher is None or live.flusher.done():
@@ -688,7 +691,7 @@ class RunManager:
             return
         ends = [e for e in stored if e.type in ev.TERMINAL_TYPES]
         if ends:
-            live.terminal = True
+            live.ending.set()
             self._publish(live, ends[-1:])
 
     async def _drain(self, live: _LiveRun) -> None:
