@@ -340,7 +340,9 @@ def warm_statements(conn: Connection, owner: str) -> None:
     finished = RunFinished(
         run_id=run_id, seq=4, calls=0, input_tokens=0, output_tokens=0, cost=0.0, wall_s=0.0
     )
-    for batch in ([started], [paid], [answer], [finished]):  # each folds its own columns
+    # Batches of one event and of several: SQLAlchemy compiles a statement apart for each
+    # (``executemany`` is part of its cache key).
+    for batch in ([started, paid], [answer], [finished]):
         append_batch(conn, batch, require_running=batch[0] is not finished)
     failed = RunFailed(run_id=run_id, seq=5, kind="internal_error", message="")
     append_batch(conn, [failed], require_running=False)
