@@ -2,41 +2,27 @@
 
 Each method opens one short session and closes it before returning, so one ``Store`` can be
 shared by all threads of the web app. Nothing returned holds on to a session.
+
+The export (``storage.conversation_export``) and the tool cache (``storage.tool_cache``) are
+parts of their own, on ``storage.store_base``.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    bindparam,
-    delete,
-    func,
-    insert,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import Connection, delete, func, insert, or_, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from agent.audio import AudioRef
-from agent.events import (
-    Event,
-    RunFailed,
-    parse_event,
-)
+from agent.events import Event, RunFailed, parse_event
 from agent.tools.base import ToolResult
 from storage import question_reads
 from storage.cache_writes import CacheWrites
+from storage.conversation_export import EXPORT_FORMAT, ExportStore
 from storage.db import make_engine, migrate, session_factory
 from storage.models import (
     DEFAULT_OWNER,
@@ -48,33 +34,45 @@ from storage.models import (
     Message,
     Run,
     ShareLink,
-    ToolCacheEntry,
     utc_now,
 )
 from storage.question_reads import OwnerActivity
+from storage.row_infos import audio_info, message_info, owned_conversation, run_info
 from storage.run_writes import (
-    TITLE_CHARS,  # noqa: F401 - part of this module's API (tests, callers)
+    TITLE_CHARS,
     append_batch,
     as_utc,
     fold_values,
     insert_conversation,
     insert_message,
     insert_run,
-    make_title,  # noqa: F401 - part of this module's API (tests, callers)
+    make_title,
     new_run_values,
     warm_statements,
 )
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+from storage.tool_cache import SqlToolCache, ToolCacheStore, write_cache_rows
 
-EXPORT_FORMAT = "audio-agent-conversation/1"
-INTERRUPTED_ERROR = "interrupted (server stopped)"
-ROLES = ("user", "assistant")
 DECODED_BYTES_PER_S = 16_000 * 2  # the stored copy of every recording: 16 kHz mono 16-bit
+ROLES = ("user", "assistant")
+INTERRUPTED_ERROR = "interrupted (server stopped)"
 
-T = TypeVar("T")
+# Importable from here, as before the parts had modules of their own (tests, callers).
+__all__ = [
+    "DECODED_BYTES_PER_S",
+    "EXPORT_FORMAT",
+    "INTERRUPTED_ERROR",
+    "ROLES",
+    "TITLE_CHARS",
+    "OwnerActivity",
+    "SqlToolCache",
+    "Store",
+    "audio_info",
+    "make_title",
+]
 
 
-class Store:
+class Store(ExportStore, ToolCacheStore):
     """The app's database. Build with ``Store(sessionmaker)`` or ``Store.open(url)``."""
 
     def __init__(self, sessions: sessionmaker[Session]) -> None:
@@ -90,12 +88,6 @@ class Store:
             migrate(engine)
         return cls(session_factory(engine))
 
-    @property
-    def engine(self) -> Engine:
-        bind = self._sessions.kw["bind"]
-        assert isinstance(bind, Engine)
-        return bind
-
     def close(self) -> None:
         self.cache_writes.close()
         self.engine.dispose()
@@ -110,7 +102,7 @@ class Store:
             try:
                 warm_statements(conn, owner="warm-up")
                 # the tool cache's upsert and hit count
-                _write_cache_rows(conn, {"warm-up": ("", "", ToolResult(output=""))}, {"x": 1})
+                write_cache_rows(conn, {"warm-up": ("", "", ToolResult(output=""))}, {"x": 1})
             finally:
                 transaction.rollback()
         now = utc_now()
@@ -140,7 +132,7 @@ class Store:
         if owner is not None:
             stmt = stmt.where(Conversation.owner == owner)
         with self._sessions() as s:
-            return [_conversation(r) for r in s.scalars(stmt)]
+            return [question_reads.conversation_info(r) for r in s.scalars(stmt)]
 
     def conversation_audio_names(self, conversation_ids: Iterable[str]) -> dict[str, list[str]]:
         """The file names of each conversation's recordings, in the order first used (one
@@ -203,13 +195,13 @@ class Store:
     ) -> ConversationInfo | None:
         """Set the title (and updated_at); None if there is no such conversation (of ``owner``)."""
         with self._sessions.begin() as s:
-            row = _owned(s.get(Conversation, conversation_id), owner)
+            row = owned_conversation(s.get(Conversation, conversation_id), owner)
             if row is None:
                 return None
             row.title = title
             row.updated_at = utc_now()
             s.flush()
-            return _conversation(row)
+            return question_reads.conversation_info(row)
 
     def delete_conversation(self, conversation_id: str, owner: str | None = None) -> bool:
         """Delete it with its messages, runs and events; False if it did not exist (or is
@@ -288,6 +280,26 @@ class Store:
 
         self._retry_on_conflict(write)
 
+    def stored_bytes(self, owner: str) -> int:
+        """Bytes on disk of the recordings ``owner`` uploaded or uses: the original as
+        uploaded plus the decoded 16 kHz mono copy, each recording counted once, whether a
+        question used it yet or not. Deleting a conversation (or an unused upload expiring)
+        frees what only it held."""
+        used = (
+            select(Message.audio_id)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .where(Conversation.owner == owner, Message.audio_id.is_not(None))
+        )
+        uploaded = select(AudioOwnerRef.audio_id).where(AudioOwnerRef.owner == owner)
+        decoded = Audio.duration_s * DECODED_BYTES_PER_S
+        with self._sessions() as s:
+            total = s.execute(
+                select(func.coalesce(func.sum(Audio.size_bytes + decoded), 0)).where(
+                    or_(Audio.id.in_(used), Audio.id.in_(uploaded))
+                )
+            ).scalar_one()
+        return int(total)
+
     # ------------------------------------------------------------------ share links
 
     def set_share(self, conversation_id: str, token_hash: str) -> None:
@@ -318,26 +330,6 @@ class Store:
         stmt = select(ShareLink.token_hash).where(ShareLink.conversation_id == conversation_id)
         with self._sessions() as s:
             return s.scalar(stmt.limit(1)) is not None
-
-    def stored_bytes(self, owner: str) -> int:
-        """Bytes on disk of the recordings ``owner`` uploaded or uses: the original as
-        uploaded plus the decoded 16 kHz mono copy, each recording counted once, whether a
-        question used it yet or not. Deleting a conversation (or an unused upload expiring)
-        frees what only it held."""
-        used = (
-            select(Message.audio_id)
-            .join(Conversation, Conversation.id == Message.conversation_id)
-            .where(Conversation.owner == owner, Message.audio_id.is_not(None))
-        )
-        uploaded = select(AudioOwnerRef.audio_id).where(AudioOwnerRef.owner == owner)
-        decoded = Audio.duration_s * DECODED_BYTES_PER_S
-        with self._sessions() as s:
-            total = s.execute(
-                select(func.coalesce(func.sum(Audio.size_bytes + decoded), 0)).where(
-                    or_(Audio.id.in_(used), Audio.id.in_(uploaded))
-                )
-            ).scalar_one()
-        return int(total)
 
     # ------------------------------------------------------------------ messages
 
@@ -410,7 +402,7 @@ class Store:
         else:
             stmt = stmt.order_by(Message.position.desc()).limit(max(0, last))
         with self.engine.connect() as conn:
-            rows = [_message(r) for r in conn.execute(stmt)]  # type: ignore[arg-type]
+            rows = [message_info(r) for r in conn.execute(stmt)]  # type: ignore[arg-type]
         return rows if last is None else rows[::-1]
 
     def count_messages(self, conversation_id: str) -> int:
@@ -432,7 +424,7 @@ class Store:
     def get_message(self, message_id: str) -> MessageInfo | None:
         with self._sessions() as s:
             row = s.get(Message, message_id)
-            return _message(row) if row is not None else None
+            return message_info(row) if row is not None else None
 
     # ------------------------------------------------------------------ runs and events
 
@@ -486,7 +478,7 @@ class Store:
             raise ValueError("append_events takes the events of one run")
         try:
             with self.engine.begin() as conn:
-                return _run(append_batch(conn, events, require_running=require_running))
+                return run_info(append_batch(conn, events, require_running=require_running))
         except IntegrityError as exc:
             seqs = ", ".join(str(e.seq) for e in events)
             raise ValueError(f"Event seq {seqs} of run {run_id!r} is already stored") from exc
@@ -518,7 +510,7 @@ class Store:
             )
         with self.engine.connect() as conn:  # a plain row: no session, no ORM object
             row = conn.execute(stmt).first()
-        return _run(row) if row is not None else None  # type: ignore[arg-type]
+        return run_info(row) if row is not None else None  # type: ignore[arg-type]
 
     def runs_for_message(self, message_id: str, owner: str | None = None) -> list[RunInfo]:
         """The runs answering one user message, oldest first (none of another owner's)."""
@@ -529,7 +521,7 @@ class Store:
                 (Conversation.id == Message.conversation_id) & (Conversation.owner == owner),
             )
         with self._sessions() as s:
-            return [_run(r) for r in s.scalars(stmt)]
+            return [run_info(r) for r in s.scalars(stmt)]
 
     def conversation_runs(
         self, conversation_id: str, from_position: int | None = None
@@ -549,7 +541,7 @@ class Store:
         runs: dict[str, list[RunInfo]] = {}
         with self.engine.connect() as conn:
             for row in conn.execute(stmt):
-                runs.setdefault(row.message_id, []).append(_run(row))  # type: ignore[arg-type]
+                runs.setdefault(row.message_id, []).append(run_info(row))  # type: ignore[arg-type]
         return runs
 
     def prior_turns(self, conversation_id: str) -> list[tuple[str, list[str], str]]:
@@ -606,7 +598,7 @@ class Store:
         )
         with self.engine.connect() as conn:
             return {
-                str(worker): (_utc(beat), _utc(created))
+                str(worker): (as_utc(beat), as_utc(created))
                 for worker, beat, created in conn.execute(stmt)
             }
 
@@ -671,367 +663,3 @@ class Store:
                 )
             closed.append(run_id)
         return closed
-
-    # ------------------------------------------------------------------ export
-
-    def conversation_export(self, conversation_id: str, owner: str | None = None) -> dict[str, Any]:
-        """The whole conversation as a JSON-serialisable dict (no audio bytes).
-
-        Audio is listed with the file names its owner uploaded it with (never another
-        owner's). With ``owner``, someone else's conversation is missing (LookupError).
-
-        Shape: ``{"format", "exported_at", "conversation", "audio": [...], "messages":
-        [{...message, "runs": [{...run, "events": [...]}]}]}``. Assistant messages are
-        included with an empty ``runs`` list. Raises LookupError if it does not exist.
-        """
-        with self._sessions() as s:
-            conv = _owned(s.get(Conversation, conversation_id), owner)
-            if conv is None:
-                raise LookupError(f"No conversation {conversation_id!r}")
-            messages = list(
-                s.scalars(
-                    select(Message)
-                    .where(Message.conversation_id == conversation_id)
-                    .order_by(Message.position)
-                )
-            )
-            message_ids = [m.id for m in messages]
-            runs = (
-                list(
-                    s.scalars(
-                        select(Run)
-                        .where(Run.message_id.in_(message_ids))
-                        .order_by(Run.created_at, Run.id)
-                    )
-                )
-                if message_ids
-                else []
-            )
-            run_ids = [r.id for r in runs]
-            event_rows = (
-                list(
-                    s.execute(
-                        select(EventRow.run_id, EventRow.payload)
-                        .where(EventRow.run_id.in_(run_ids))
-                        .order_by(EventRow.run_id, EventRow.seq)
-                    )
-                )
-                if run_ids
-                else []
-            )
-
-            events_by_run: dict[str, list[dict[str, Any]]] = {}
-            audio_ids: list[str] = []
-            for run_id, payload in event_rows:
-                events_by_run.setdefault(run_id, []).append(_export_event(payload))
-                if payload.get("type") == "run_started":
-                    audio_ids.extend(payload.get("audio_ids") or [])
-            runs_by_message: dict[str, list[dict[str, Any]]] = {}
-            for r in runs:
-                item = _run(r).public()
-                item["events"] = events_by_run.get(r.id, [])
-                runs_by_message.setdefault(r.message_id, []).append(item)
-
-            message_items = []
-            for m in messages:
-                item = _message(m).model_dump(mode="json")
-                item["runs"] = runs_by_message.get(m.id, [])
-                message_items.append(item)
-                if m.audio_id:
-                    audio_ids.append(m.audio_id)
-
-            wanted = list(dict.fromkeys(audio_ids))
-            audio_rows = (
-                {a.id: a for a in s.scalars(select(Audio).where(Audio.id.in_(wanted)))}
-                if wanted
-                else {}
-            )
-            refs = (
-                {
-                    r.audio_id: r
-                    for r in s.scalars(
-                        select(AudioOwnerRef).where(
-                            AudioOwnerRef.owner == conv.owner, AudioOwnerRef.audio_id.in_(wanted)
-                        )
-                    )
-                }
-                if wanted
-                else {}
-            )
-            audio_items = [
-                audio_info(audio_rows[a], refs.get(a), name_only_from_ref=True).model_dump(
-                    mode="json", exclude={"stored_path", "original_path"}
-                )
-                for a in wanted
-                if a in audio_rows
-            ]
-            return {
-                "format": EXPORT_FORMAT,
-                "exported_at": utc_now().isoformat(),
-                "conversation": _conversation(conv).model_dump(mode="json"),
-                "audio": audio_items,
-                "messages": message_items,
-            }
-
-    # ------------------------------------------------------------------ tool cache
-
-    def cache_get(self, key: str) -> ToolResult | None:
-        """The cached result for ``key`` (counting a hit), or None."""
-        return self.cache_get_many([key]).get(key)
-
-    def cache_get_many(self, keys: Sequence[str]) -> dict[str, ToolResult]:
-        """The cached results among ``keys`` (each found one counts a hit): results not yet
-        written come from memory, the rest from one plain read; hits are written behind."""
-        found: dict[str, ToolResult] = self.cache_writes.get_many(list(keys))
-        rest = [k for k in dict.fromkeys(keys) if k not in found]
-        if rest:
-            read: dict[str, tuple[str, ToolResult]] = {}
-            with self.engine.connect() as conn:
-                for key, audio_id, data in conn.execute(_cache_read(), {"p_keys": rest}):
-                    read[key] = (audio_id, ToolResult.model_validate(data))
-            self.cache_writes.remember(read)
-            found.update({key: result for key, (_, result) in read.items()})
-        for key in found:
-            self.cache_writes.hit(key)
-        return found
-
-    def cache_peek(self, key: str) -> ToolResult | None:
-        """The cached result for ``key`` if it is in memory (counting a hit), else None
-        without reading the database: for the event loop, before a read in a thread."""
-        result = self.cache_writes.get(key)
-        if result is not None:
-            self.cache_writes.hit(key)
-        return result
-
-    def cache_put_later(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        """Store a tool result without waiting for the database: readers of this store see
-        it at once, and it is written with others in one transaction (errors never cached)."""
-        if not result.error:
-            self.cache_writes.put(key, tool, audio_id, result)
-
-    def _write_cache(
-        self, rows: dict[str, tuple[str, str, ToolResult]], hits: dict[str, int]
-    ) -> None:
-        """One transaction for what ``cache_writes`` gathered: upserts, then hit counts."""
-
-        self._retry_on_conflict_plain(lambda conn: _write_cache_rows(conn, rows, hits))
-
-    def cache_hits(self, key: str) -> int | None:
-        self.cache_writes.flush()
-        with self._sessions() as s:
-            return s.scalar(select(ToolCacheEntry.hits).where(ToolCacheEntry.key == key))
-
-    def clear_tool_cache(self, audio_id: str | None = None) -> int:
-        """Drop cached results (of one recording, or all); returns how many."""
-        self.cache_writes.flush()
-        self.cache_writes.forget(None if audio_id is None else {audio_id})
-        stmt = delete(ToolCacheEntry)
-        if audio_id is not None:
-            stmt = stmt.where(ToolCacheEntry.audio_id == audio_id)
-        with self._sessions.begin() as s:
-            return int(s.execute(stmt).rowcount)  # type: ignore[attr-defined]
-
-    # ------------------------------------------------------------------ helpers
-
-    def _retry_on_conflict_plain(self, write: Callable[[Connection], T], attempts: int = 5) -> T:
-        """``_retry_on_conflict`` for writes in plain statements (no session)."""
-        for attempt in range(attempts):
-            try:
-                with self.engine.begin() as conn:
-                    return write(conn)
-            except IntegrityError:
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise AssertionError("unreachable")
-
-    def _retry_on_conflict(self, write: Callable[[Session], T], attempts: int = 5) -> T:
-        for attempt in range(attempts):
-            try:
-                with self._sessions.begin() as s:
-                    return write(s)
-            except IntegrityError:
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise AssertionError("unreachable")
-
-
-class SqlToolCache:
-    """The ``agent.tools.base.ToolCache`` protocol backed by the ``tool_cache`` table.
-
-    With ``owner``, keys are scoped to that owner: one owner's runs never read results cached
-    by another's (whose speed or cost would tell that someone had the same recording).
-
-    ``put`` does not wait for the database (``storage.cache_writes``): the result is visible
-    to every reader of the store at once and written behind; ``get_many`` reads a turn's
-    keys in one statement."""
-
-    blocking = True  # get reads the database: the run calls it in a thread
-    put_blocks = False  # put only hands the row over: the run calls it directly
-
-    def __init__(self, store: Store, owner: str | None = None) -> None:
-        self.store = store
-        self.owner = owner
-
-    def for_owner(self, owner: str) -> SqlToolCache:
-        """This cache as ``owner`` sees it."""
-        return SqlToolCache(self.store, owner=owner)
-
-    def scoped(self, key: str) -> str:
-        if self.owner is None:
-            return key
-        return hashlib.sha256(f"{self.owner}\0{key}".encode()).hexdigest()
-
-    def get(self, key: str) -> ToolResult | None:
-        return self.store.cache_get(self.scoped(key))
-
-    def peek(self, key: str) -> ToolResult | None:
-        return self.store.cache_peek(self.scoped(key))
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, ToolResult]:
-        scoped = {self.scoped(k): k for k in keys}
-        return {scoped[k]: r for k, r in self.store.cache_get_many(list(scoped)).items()}
-
-    def put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        self.store.cache_put_later(self.scoped(key), tool, audio_id, result)
-
-
-@functools.cache
-def _cache_read() -> Any:
-    """The tool cache's read of a turn's keys, built once (see ``storage.run_writes``)."""
-    entries = ToolCacheEntry.__table__
-    keys = bindparam("p_keys", expanding=True)
-    return select(entries.c.key, entries.c.audio_id, entries.c.result).where(
-        entries.c.key.in_(keys)
-    )
-
-
-def _write_cache_rows(
-    conn: Connection, rows: dict[str, tuple[str, str, ToolResult]], hits: dict[str, int]
-) -> None:
-    """Insert or replace tool-cache rows (their hit counts kept), then add hits, on ``conn``:
-    one upsert statement for all rows on SQLite and PostgreSQL, one update for all hits."""
-    now = utc_now()
-    values = [
-        {"key": key, "tool": tool, "audio_id": audio_id, "result": result.model_dump(mode="json"),
-         "created_at": now, "hits": 0}
-        for key, (tool, audio_id, result) in rows.items()
-    ]  # fmt: skip
-    dialect = conn.dialect.name
-    if values and dialect in ("sqlite", "postgresql"):
-        if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert as upsert
-        else:
-            from sqlalchemy.dialects.postgresql import insert as upsert
-        stmt = upsert(ToolCacheEntry)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[ToolCacheEntry.key],
-            set_={
-                "tool": stmt.excluded.tool,
-                "audio_id": stmt.excluded.audio_id,
-                "result": stmt.excluded.result,
-            },
-        )
-        conn.execute(stmt, values)
-    for row in values if dialect not in ("sqlite", "postgresql") else []:
-        changed = conn.execute(
-            update(ToolCacheEntry)
-            .where(ToolCacheEntry.key == row["key"])
-            .values(tool=row["tool"], audio_id=row["audio_id"], result=row["result"])
-        )
-        if not changed.rowcount:  # type: ignore[attr-defined]
-            conn.execute(insert(ToolCacheEntry).values(**row))
-    if hits:
-        conn.execute(
-            update(ToolCacheEntry)
-            .where(ToolCacheEntry.key == bindparam("hit_key"))
-            .values(hits=func.coalesce(ToolCacheEntry.hits, 0) + bindparam("count")),
-            [{"hit_key": key, "count": count} for key, count in hits.items()],
-        )
-
-
-def _export_event(payload: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return parse_event(payload).model_dump(mode="json")
-    except ValueError:
-        return payload  # an event stored by another version; keep it as stored
-
-
-def _utc(value: datetime) -> datetime:
-    return as_utc(value)
-
-
-def _utc_opt(value: datetime | None) -> datetime | None:
-    return _utc(value) if value is not None else None
-
-
-def _conversation(row: Conversation) -> ConversationInfo:
-    return question_reads.conversation_info(row)
-
-
-def _owned(row: Conversation | None, owner: str | None) -> Conversation | None:
-    """The row if it is ``owner``'s (or no owner is asked about); else None."""
-    if row is None or (owner is not None and row.owner != owner):
-        return None
-    return row
-
-
-def audio_info(
-    row: Audio, ref: AudioOwnerRef | None = None, *, name_only_from_ref: bool = False
-) -> AudioInfo:
-    """An audio row; with an owner's reference, under that owner's name and upload time.
-
-    ``name_only_from_ref``: without a reference the name is empty (never the name another
-    owner uploaded it with)."""
-    fallback = "" if name_only_from_ref else row.name
-    name = ref.name if ref is not None else fallback
-    return AudioInfo(
-        id=row.id,
-        name=name,
-        format=row.format,
-        duration_s=row.duration_s,
-        sample_rate=row.sample_rate,
-        channels=row.channels,
-        stored_path=row.stored_path,
-        original_path=row.original_path,
-        size_bytes=row.size_bytes,
-        created_at=_utc(ref.created_at if ref is not None else row.created_at),
-    )
-
-
-def _message(row: Message) -> MessageInfo:
-    return MessageInfo(
-        id=row.id,
-        conversation_id=row.conversation_id,
-        position=row.position,
-        role=row.role,  # type: ignore[arg-type]
-        text=row.text,
-        choices=list(row.choices or []),
-        audio_id=row.audio_id,
-        created_at=_utc(row.created_at),
-    )
-
-
-def _run(row: Run) -> RunInfo:
-    return RunInfo(
-        id=row.id,
-        message_id=row.message_id,
-        group_id=row.group_id,
-        planner=row.planner,
-        strategy=row.strategy,
-        tools=list(row.tools or []),
-        status=row.status,  # type: ignore[arg-type]
-        answer_text=row.answer_text,
-        answer_choice=row.answer_choice,
-        calls=row.calls,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        cost=row.cost,
-        wall_s=row.wall_s,
-        error=row.error,
-        error_kind=row.error_kind,
-        created_at=_utc(row.created_at),
-        finished_at=_utc_opt(row.finished_at),
-        worker_id=row.worker_id,
-    )
