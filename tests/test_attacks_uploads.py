@@ -136,7 +136,7 @@ def test_identical_upload_takes_the_time_of_a_new_one(tmp_path, monkeypatch):
     """Leak: an upload of bytes somebody else stored returned at once (no decoding), telling
     that somebody has that recording. Now it is decoded like any new upload."""
     import agent.audio
-    import backend.service
+    import backend.service_uploads
 
     calls: list[int] = []
     real = agent.audio.decode_bytes
@@ -146,8 +146,8 @@ def test_identical_upload_takes_the_time_of_a_new_one(tmp_path, monkeypatch):
         return real(data, **kwargs)
 
     monkeypatch.setattr(agent.audio, "decode_bytes", counted)
-    if hasattr(backend.service, "decode_bytes"):
-        monkeypatch.setattr(backend.service, "decode_bytes", counted)
+    if hasattr(backend.service_uploads, "decode_bytes"):  # the service's upload
+        monkeypatch.setattr(backend.service_uploads, "decode_bytes", counted)
     data = tone_wav(523, 1.0)
     with api_client(Settings(data_dir=tmp_path, warm_up=False)) as (alice, _):
         assert alice.post("/api/audio", files={"file": ("a.wav", data)}).status_code == 201
