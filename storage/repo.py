@@ -82,8 +82,11 @@ class Store(
             transaction = conn.begin()
             try:
                 warm_statements(conn, owner="warm-up")
-                # the tool cache's upsert and hit count
-                write_cache_rows(conn, {"warm-up": ("", "", ToolResult(output=""))}, {"x": 1})
+                # the tool cache's upsert and hit count, for one row and for several
+                # (SQLAlchemy compiles ``executemany`` apart)
+                row = ("", "", ToolResult(output=""))
+                write_cache_rows(conn, {"warm-up": row}, {"x": 1})
+                write_cache_rows(conn, {"warm-up": row, "warm-up 2": row}, {"x": 1, "y": 1})
             finally:
                 transaction.rollback()
         now = utc_now()

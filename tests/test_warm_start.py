@@ -6,11 +6,22 @@ first question ~4x slower than the next, and a Responses API one 0.6 s slower)."
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from agent.planners.base import FinalAnswer
+from agent.registry import Registry
+from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
+from app import create_service
+from backend.owned import OwnedService
+from backend.service import AskRequest
+from backend.settings import Settings
 from tests.fake_openai import FakeOpenAI, Reply, ResponsesReply
 from tests.servers import serve
 
@@ -133,3 +144,51 @@ def test_start_up_builds_the_planners_and_their_clients(tmp_path: Path, monkeypa
     monkeypatch.setattr(gemini, "make_client", refused)
     fresh = Registry(catalogue, env={"FAKE_GEMINI_KEY": "AIzaFAKE-0123456789"})
     assert fresh.build_planners() == ["gemini"]
+
+
+def _three_tools_then_answer(messages, tools, force):  # type: ignore[no-untyped-def]
+    if any(m.role == "tool" for m in messages):
+        return ScriptedTurn("All three heard.", answer=FinalAnswer(text="done"))
+    return ScriptedTurn("Asking all three.", calls=[(name, {}) for name in TOOLS])
+
+
+TOOLS = ("tool_a", "tool_b", "tool_c")
+
+
+def test_after_start_up_a_first_question_compiles_no_statement(
+    tmp_path: Path, tone_wav: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``Store.warm_up`` compiles what storing a question takes: its message and run, event
+    batches of one event and of several, three tool results cached at once. SQLAlchemy
+    compiles a statement run with several parameter sets (``executemany``) apart from the
+    same statement with one, so both forms are warmed; before, the first question compiled
+    the events insert and the cache's upsert. Its log says "[generated in …]" for a compile
+    and "[cached since …]" for a statement it had."""
+    registry = Registry()
+    registry.register(ScriptedPlanner([_three_tools_then_answer] * 2), kind="planner")
+    for name in TOOLS:
+        registry.register(ScriptedTool(name, "ok"), kind="tool")
+    settings = Settings(data_dir=tmp_path, owner_runs_per_minute=0, owner_max_runs=0)
+    service = create_service(settings, registry)
+    try:
+        service.runs.warmed.result(timeout=120)
+        owned = OwnedService(service, "bench")
+        audio_id = owned.upload_file(tone_wav).id
+        conversation_id = owned.store.create_conversation().id
+        ask = AskRequest("Which sound?", audio_id=audio_id, planner="scripted", tools=[*TOOLS])
+
+        async def first_question() -> list[str]:
+            request, _ = await asyncio.to_thread(
+                service.prepare, conversation_id, ask, owner=owned.owner
+            )
+            run_ids = service.start_runs(conversation_id, [request], owner=owned.owner)
+            return [event.type async for event in service.follow(run_ids)]
+
+        with caplog.at_level(logging.INFO, logger="sqlalchemy.engine.Engine"):
+            types = asyncio.run(first_question())
+    finally:
+        service.close()
+    assert types[-1] == "run_finished" and types.count("tool_result") == 3
+    said = [r.getMessage() for r in caplog.records]
+    assert any("[cached since" in line for line in said)  # the log was heard
+    assert [line for line in said if "[generated in" in line] == []
