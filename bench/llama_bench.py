@@ -184,6 +184,7 @@ def per_token(base: str, reps: int, tokens: int, folder: Path) -> dict[str, floa
                 runner = direct_stream(base, tokens, messages) if name == "direct" else ours()
                 out[name].extend(gaps(loop.run_until_complete(runner)))
     finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())  # the streams' generators
         loop.close()
         raw.close()
         raw.store.close()
@@ -266,6 +267,7 @@ def first_token(base: str, reps: int, folder: Path) -> dict[str, float]:
             for name, (who, tools_) in variants.items():  # each run its own tool cache
                 out[name].append(loop.run_until_complete(once(who, tools_)))
     finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())  # the streams' generators
         loop.close()
     return {name: statistics.median(values) for name, values in out.items()}
 
