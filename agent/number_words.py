@@ -66,6 +66,17 @@ def is_number_word(word: str) -> bool:
     return word.isdigit() or word in NUMBER_WORDS
 
 
+def stray_words(words: Sequence[str]) -> list[str]:
+    """The words that are not numbers in a reading at least half of whose words are
+    numbers: there a word that is not one is a number misheard ("please five" for "three
+    five", "five, one, be" for "five, one, three"). None in a reading of one word, without
+    numbers, or mostly of other words (then the words are what they say)."""
+    numbers = sum(is_number_word(w) for w in words)
+    if len(words) < 2 or not numbers or 2 * numbers < len(words):
+        return []
+    return [w for w in words if not is_number_word(w)]
+
+
 def count_word(n: int) -> str:
     """How a count reads in an answer: "no", "one", "two" ... (digits above twenty)."""
     return NUMBER_NAMES.get(n, str(n)) if n else "no"

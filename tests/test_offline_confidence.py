@@ -99,3 +99,38 @@ def test_a_count_of_all_the_numbers_does_not_lean_on_whisper_s_word_certainty():
     question = "How often is 'seven' spoken?"
     found = finding_for(classify(question, ["1", "2"]), question, ["1", "2"], evidence, None)
     assert found is not None and found.certainty == 0.02
+
+
+def _reading(text: str, sure: float) -> dict[str, Any]:
+    """transcribe's data for a short clip, each word as sure as ``sure``."""
+    words = [{"word": f" {w}", "start": 0.5 * i, "end": 0.5 * i + 0.4, "probability": sure}
+             for i, w in enumerate(text.split())]  # fmt: skip
+    segment = {"start": 0.0, "end": 2.0, "text": text, "avg_logprob": -0.2, "words": words}
+    return {"text": text, "segments": [segment], "duration_s": 2.0, "peak_dbfs": -6.0,
+            "rms_dbfs": -20.0}  # fmt: skip
+
+
+async def test_a_word_among_numbers_makes_what_is_said_a_guess():
+    # seed 0's "three five" read as "please five", whisper sure of both words: the reading
+    # is mostly numbers, so the word that is not one was misheard
+    table = Calibration({"open:said": ([0.0, 0.05, 1.0], [0.02, 0.8, 0.95])}, guess_below=0.5)
+    planner = OfflinePlanner(calibration=table)
+    misheard = _messages("What is said?", [], transcribe=_reading("please five", 0.9))
+    answer = await _answer(planner, misheard)
+    assert answer.text == 'It says: "please five"' and answer.guess, answer
+    assert '"please" is probably a number misheard' in answer.rationale
+    heard = _messages("What is said?", [], transcribe=_reading("three five", 0.9))
+    answer = await _answer(planner, heard)
+    assert answer.text == 'It says: "three five"' and not answer.guess, answer
+    # words that are mostly not numbers are what they say
+    said = _messages("What is said?", [], transcribe=_reading("I have two cats", 0.9))
+    assert not (await _answer(planner, said)).guess
+
+
+def test_stray_words_among_numbers():
+    from agent.number_words import stray_words
+
+    assert stray_words(["five", "one", "be"]) == ["be"]
+    assert stray_words(["cube", "5"]) == ["cube"]
+    assert stray_words(["1", "3"]) == [] and stray_words(["please"]) == []
+    assert stray_words(["i", "have", "two", "cats"]) == []

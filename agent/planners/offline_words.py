@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.answer import Similarity
+from agent.answer import Similarity, tokens
+from agent.number_words import stray_words
 from agent.planners.offline_evidence import Evidence
 from agent.planners.offline_presence import (
     Presence,
@@ -227,6 +228,19 @@ def answer_in_words(
     return _plain(kind, question, evidence, details)
 
 
+def _said(transcript: str, certainty: float | None, details: str) -> Worded:
+    """What is said: the transcript, as sure as whisper was of its least sure words; a word
+    that is not a number among numbers was misheard (``stray_words``), whatever whisper's
+    certainty of it, so the reading is not to be trusted (strength 0)."""
+    stray = stray_words(tokens(transcript))
+    if stray:
+        odd = " and ".join(f'"{w}"' for w in stray)
+        misheard = "is probably a number" if len(stray) == 1 else "are probably numbers"
+        details = f"{details} The reading is mostly numbers, so {odd} {misheard} misheard."
+        certainty = 0.0
+    return Worded(f'It says: "{transcript}"', details, certainty)
+
+
 def _plain(kind: str, question: str, evidence: Evidence, details: str) -> Worded:
     """Who, what is said, how long or loud, the tempo; else what is heard."""
     q = question.lower()
@@ -253,7 +267,7 @@ def _plain(kind: str, question: str, evidence: Evidence, details: str) -> Worded
         )
         return Worded(f"{who}: the voice sits at about {f0:.0f} Hz.", details)
     if kind == "speech_content" and evidence.transcript:
-        return Worded(f'It says: "{evidence.transcript}"', details, evidence.transcript_certainty)
+        return _said(evidence.transcript, evidence.transcript_certainty, details)
     if kind == "speech_content" and not evidence.speech_spans:
         return Worded("Nothing: no speech was detected.", details, 0.9)
     if kind == "signal" and evidence.duration_s and re.search(r"how long|duration", q):
