@@ -298,6 +298,39 @@ async def test_a_follower_gets_the_end_of_a_run_closed_between_its_two_reads(wor
     assert [(e.type, getattr(e, "kind", None)) for e in events] == [("run_failed", "interrupted")]
 
 
+async def test_text_deltas_gather_longer_and_any_other_event_cuts_the_wait_short(
+    world, monkeypatch
+):
+    """A model streaming a token every 40 ms: its text deltas gather for ``delta_gather_s``
+    (in one write instead of one write each, as a 10 ms gather would make them), and the
+    tool call that follows them cuts the wait short: written at once, not after 5 s."""
+    manager = world.manager(gather_s=0.01, delta_gather_s=5.0)
+    writes: list[tuple[float, list[str]]] = []
+    append = world.store.append_events
+    loop = asyncio.get_running_loop()
+
+    def timed(events, **kwargs):
+        writes.append((loop.time(), [e.type for e in events]))
+        return append(events, **kwargs)
+
+    monkeypatch.setattr(world.store, "append_events", timed)
+    planner = ScriptedPlanner(
+        [
+            ScriptedTurn("one two three four five six", calls=[("slow", {})]),
+            ScriptedTurn("A dog. <answer>Dog</answer>"),
+        ],
+        delay_s=0.04,
+    )
+    req = world.request(manager, planner=planner, tools=[ScriptedTool("slow", "a dog")])
+    (run_id,) = manager.start([req], owner="a")
+    events = [e async for e in manager.follow([run_id])]
+    types = [t for _, t in writes]
+    assert types[:2] == [["run_started"], ["planner_delta"] * 6 + ["thought", "tool_call"]]
+    assert writes[1][0] - writes[0][0] < 2.5  # the tool call did not wait out the 5 s
+    assert types[-1][-1] == "run_finished" and writes[-1][0] - writes[0][0] < 4.0
+    assert world.store.run_events(run_id) == events
+
+
 async def test_a_run_is_written_in_batches_that_gather_and_its_end_is_not_kept_waiting(
     world, monkeypatch
 ):
