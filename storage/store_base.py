@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from contextlib import AbstractContextManager as ContextManager
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
@@ -28,23 +29,23 @@ class StoreBase:
 
     def _retry_on_conflict_plain(self, write: Callable[[Connection], T], attempts: int = 5) -> T:
         """``_retry_on_conflict`` for writes in plain statements (no session)."""
-        for attempt in range(attempts):
-            try:
-                with self.engine.begin() as conn:
-                    return write(conn)
-            except IntegrityError:
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise AssertionError("unreachable")
+        return _retried(self.engine.begin, write, attempts)
 
     def _retry_on_conflict(self, write: Callable[[Session], T], attempts: int = 5) -> T:
-        for attempt in range(attempts):
-            try:
-                with self._sessions.begin() as s:
-                    return write(s)
-            except IntegrityError:
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise AssertionError("unreachable")
+        return _retried(self._sessions.begin, write, attempts)
+
+
+def _retried(
+    begin: Callable[[], ContextManager[Any]], write: Callable[[Any], T], attempts: int
+) -> T:
+    """``write`` in a transaction from ``begin``, again (after a short pause) when a
+    concurrent writer took the same unique value first; the last conflict is raised."""
+    for attempt in range(attempts):
+        try:
+            with begin() as transaction:
+                return write(transaction)
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")

@@ -146,13 +146,13 @@ def test_start_up_builds_the_planners_and_their_clients(tmp_path: Path, monkeypa
     assert fresh.build_planners() == ["gemini"]
 
 
+TOOLS = ("tool_a", "tool_b", "tool_c")
+
+
 def _three_tools_then_answer(messages, tools, force):  # type: ignore[no-untyped-def]
     if any(m.role == "tool" for m in messages):
         return ScriptedTurn("All three heard.", answer=FinalAnswer(text="done"))
     return ScriptedTurn("Asking all three.", calls=[(name, {}) for name in TOOLS])
-
-
-TOOLS = ("tool_a", "tool_b", "tool_c")
 
 
 def test_after_start_up_a_first_question_compiles_no_statement(
