@@ -197,6 +197,9 @@ ENV PYTHONUNBUFFERED=1 \\
 
 RUN useradd --create-home --uid 1000 user
 WORKDIR /home/user/app
+# WORKDIR makes the folder as root, and COPY --chown changes what it copies, not the folder:
+# without this the app could not create its data folder there (a Space without storage).
+RUN chown user:user /home/user/app
 COPY --chown=user requirements.lock requirements-nodeps.lock ./
 RUN {INSTALL}
 COPY --chown=user . .
