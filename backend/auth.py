@@ -53,6 +53,9 @@ SCOPE_KEY = "audio_agent.owner"
 VISITOR_COOKIE_DAYS = 400  # the longest a browser keeps a cookie
 OPEN_PATHS = ("/login", "/logout", "/api/token", "/api/health")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# Asked by load balancers and uptime checks, never by a person: no visitor is made for them
+# (each would count against the checker's address).
+NO_VISITOR_PATHS = ("/api/health", "/api/health/")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -153,20 +156,23 @@ class IdentityMiddleware:
             owner = self._resolve(headers)
         address = client_address(scope)
         new_cookie: str | None = None
-        if owner is None and not identity.login_required:
+        path = _app_path(scope)
+        if owner is None and not identity.login_required and path not in NO_VISITOR_PATHS:
             owner = identity.new_visitor()
             changes = scope["type"] == "websocket" or scope.get("method") not in SAFE_METHODS
-            # A visitor who may store something counts against the address: dropping the
-            # cookie on every request must not make unlimited owners.
-            wait = identity.visitor_wait(address) if changes else None
-            if wait is not None:
+            # Every visitor cookie handed out counts against the address: dropping the cookie
+            # on every request must not make unlimited owners (nor may a read first, whose
+            # cookie would then be a known visitor's). Past the limit a read is served to a
+            # passing visitor who owns nothing and gets no cookie; a change is refused.
+            wait = identity.visitor_wait(address)
+            if wait is not None and changes:
                 await _refuse_new_visitor(send, identity.new_visitors_per_hour, wait)
                 return
-            new_cookie = identity.cookie_for(owner)
+            if wait is None:
+                new_cookie = identity.cookie_for(owner)
         scope[SCOPE_KEY] = owner
         if owner is not None and self.clients is not None:
             self.clients.saw(owner, address)
-        path = _app_path(scope)
         if owner is None and scope["type"] == "http" and not _is_open(path):
             await self._refuse(scope, headers, path, send)
             return

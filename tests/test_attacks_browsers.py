@@ -124,7 +124,20 @@ def test_new_visitors_are_limited_per_address_and_forwarded_only_from_trusted_pr
         assert statuses == [201, 201, 429]
         refused = direct.post("/api/conversations", json={})
         assert "Too many new visitors" in refused.json()["detail"]
-        assert direct.get("/api/conversations").status_code == 200  # reading still works
+        reading = direct.get("/api/conversations")
+        assert reading.status_code == 200 and reading.json() == []  # reading still works...
+        assert "set-cookie" not in reading.headers  # ...but hands out no visitor past the limit
+    # A read first got a cookie for free, and with it a known visitor: now it counts too.
+    with TestClient(app, client=("203.0.113.10", 5000)) as reader:
+        statuses = []
+        for _ in range(4):
+            reader.cookies.clear()
+            reader.get("/api/conversations")
+            statuses.append(reader.post("/api/conversations", json={}).status_code)
+        assert statuses == [201, 201, 429, 429]
+        reader.cookies.clear()
+        assert reader.get("/api/health").status_code == 200  # health checks make no visitor
+        assert "set-cookie" not in reader.get("/api/health").headers
     # Through the trusted proxy, each forwarded address is its own client.
     with TestClient(app, client=("10.0.0.1", 5000)) as proxied:
         assert _visitors(proxied, addresses) == [201, 201, 201]

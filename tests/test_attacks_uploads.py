@@ -60,7 +60,7 @@ def test_page_upload_route_is_counted_per_owner_and_per_address(page_server):
     """Attack: 80 x 2 MB of random bytes through /gradio_api/upload, counted by no quota."""
     server, cache = page_server
     with httpx.Client(base_url=server.base, timeout=30) as visitor:
-        visitor.get("/api/health")  # the visitor's cookie
+        visitor.get("/api/conversations")  # the visitor's cookie
         answers = [
             visitor.post("/gradio_api/upload", files={"files": (f"n{i}.bin", noise(300 * KB, i))})
             for i in range(6)
@@ -89,7 +89,7 @@ def test_gradio_cache_is_cleaned_when_the_server_stops(page_server):
     """Gradio's cache has ``delete_cache``: nothing a visitor uploaded outlives the process."""
     server, cache = page_server
     with httpx.Client(base_url=server.base, timeout=30) as visitor:
-        visitor.get("/api/health")
+        visitor.get("/api/conversations")
         paths = visitor.post(
             "/gradio_api/upload", files={"files": ("clip.wav", tone_wav(440, 1.0))}
         ).json()
@@ -165,3 +165,30 @@ def test_disk_space_is_kept_free(tmp_path):
         refused = http.post("/api/audio", files={"file": ("a.wav", tone_wav(300, 1.0))})
         assert refused.status_code == 507 and "disk space" in refused.json()["detail"]
         assert not (tmp_path / "audio").exists() or not any((tmp_path / "audio").rglob("*.wav"))
+
+
+def test_page_uploads_never_asked_about_expire_and_free_the_quota(tmp_path, monkeypatch):
+    """Files sent to Gradio's upload route and never used in a question go after the time to
+    live like unused API uploads: the file, its folder and its row, and the owner's quota."""
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio-cache"))
+    settings = Settings(data_dir=tmp_path / "data", warm_up=False)
+    app = create_app(settings, registry=scripted_registry()[0])
+    with serve(app) as base, httpx.Client(base_url=base, timeout=30) as visitor:
+        visitor.get("/api/conversations")  # the visitor's cookie
+        paths = visitor.post(
+            "/gradio_api/upload", files={"files": ("clip.wav", tone_wav(440, 1.0))}
+        ).json()
+        assert paths and all(Path(p).is_file() for p in paths)
+        service = app.state.service  # type: ignore[attr-defined]
+        from backend.retention import expire_uploads
+        from storage.upload_files import UploadFiles
+
+        files = UploadFiles(service.store)
+        owner = next(iter({u.owner for u in files.listed(before=datetime.now(UTC))}))
+        assert files.bytes_of(owner) > 0
+        assert expire_uploads(service, datetime.now(UTC)) == 0  # not yet: within its time
+        later = datetime.now(UTC) + timedelta(hours=settings.upload_ttl_hours + 1)
+        assert expire_uploads(service, later) == len(paths)
+        assert not any(Path(p).exists() for p in paths)
+        assert not any(Path(p).parent.exists() for p in paths)  # Gradio's folder too
+        assert files.bytes_of(owner) == 0 and files.listed(before=later) == []

@@ -200,7 +200,7 @@ def test_secret_from_the_environment(tmp_path, monkeypatch):
     reg, _ = registry()
     app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=reg, ui=False)
     with serve(app) as base, httpx.Client(base_url=base) as http:
-        http.get("/api/health")
+        http.get("/api/conversations")
     assert not (tmp_path / "secret_key").exists()
     from itsdangerous import URLSafeTimedSerializer
 

@@ -249,7 +249,7 @@ def test_space_defaults_and_cross_site_cookie(tmp_path, monkeypatch):
     reg, _ = registry()
     settings = Settings(data_dir=tmp_path, warm_up=False, embedded=True)
     with serve(create_app(settings, registry=reg, ui=False)) as base:
-        cookie = httpx.get(f"{base}/api/health").headers["set-cookie"]
+        cookie = httpx.get(f"{base}/api/conversations").headers["set-cookie"]
     assert "SameSite=None" in cookie and "Secure" in cookie and "Partitioned" in cookie
     assert "HttpOnly" in cookie and "SameSite=Lax" not in cookie
 
