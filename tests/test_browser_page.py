@@ -158,6 +158,7 @@ def test_spinner_titles_and_a_truthful_stop(app_server, page, tmp_path: Path) ->
     assert "failed" not in totals
     times = page.locator("#trace-table td[data-label='time (s)']").all_inner_texts()
     assert times and all(re.fullmatch(r"\d+\.\d\d|stopped", t.strip()) for t in times), times
+    assert "stopped" in [t.strip() for t in times], times  # the calls in flight say so
     screenshot(page, tmp_path / "stopped-trace.png")
 
     # The same question about the same recording again: a title of its own.

@@ -1,5 +1,6 @@
 """The project's import graph, read from the source with ast: no circles, no private names
-taken from another module, and the arrows between the folders that DESIGN.md states.
+taken from another module, and the arrows between the folders (``LAYERS`` below; the
+README's How it works says what each folder holds).
 
 Every import counts: at module level, inside functions (the lazy ones) and under
 ``TYPE_CHECKING``. A module that imports another lazily still cannot be read, tested or moved
@@ -25,11 +26,11 @@ CIRCLES_BEING_REMOVED: tuple[set[str], ...] = ()
 # The private names such circles rest on, removed with them.
 PRIVATE_NAMES_BEING_REMOVED: set[tuple[str, str, str]] = set()
 
-# DESIGN.md's arrows, lowest layer first: a module may import from its own layer and those
+# The design notes' arrows, lowest layer first: a module may import from its own layer and those
 # below it, never from one above (frontend -> backend -> {agent, storage}, storage -> agent,
 # bench -> {backend, agent}; app.py wires frontend and backend together).
 LAYERS = ("agent", "storage", "backend", "frontend", "app", "bench")
-# storage knows the agent's records, not its machinery: the events (DESIGN.md), and the two
+# storage knows the agent's records, not its machinery: the events, and the two
 # records it stores besides them, AudioRef (the audio table) and ToolResult (the tool cache).
 STORAGE_MAY_USE = {
     "agent.events": None,  # any name
@@ -257,7 +258,7 @@ def test_no_module_takes_another_modules_private_names():
 
 def test_imports_point_down_the_layers_of_design_md():
     upward = against_layers(project_graph()[0])
-    assert not upward, "imports against the arrows of DESIGN.md:\n" + "\n".join(upward)
+    assert not upward, "imports against the layers' arrows (LAYERS above):\n" + "\n".join(upward)
 
 
 def test_the_product_never_imports_the_tests():
