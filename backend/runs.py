@@ -8,7 +8,8 @@ on. Only ``stop`` (status ``cancelled``) or the server's shutdown (``interrupted
 early, each recorded as what it was.
 
 Events are written in small batches (group commit: a batch gathers for ``gather_s`` after
-its first event, a batch of text deltas alone up to ``delta_gather_s``, and while one batch
+its first event, a batch of text deltas alone up to ``delta_gather_s`` (but the first delta
+of a stretch of text does not wait longer), and while one batch
 is being written the next one gathers; a run's last event is written at once) and
 published only after their batch is committed, so every event a client has received is
 stored. The last batch of a question and what follows its end (the answer as the
@@ -76,7 +77,8 @@ FOLLOW_POLL_S = 0.25  # following a run of another process: how often to look fo
 GATHER_S = 0.02
 # Text deltas alone gather longer: a model streaming from this machine's own cores sends a
 # token every few tens of milliseconds, each of which would otherwise be a write of its own
-# (about 2 ms of CPU taken from the model). Any other event cuts the wait short.
+# (about 2 ms of CPU taken from the model). Any other event cuts the wait short, and so does
+# the first delta of a stretch of text: a reply's first words show as soon as they come.
 DELTA_GATHER_S = 0.1
 
 
@@ -167,7 +169,9 @@ class _LiveRun:
         self.rank = 0  # runs of its address waiting ahead of it when it joined the queue
         self.subscribers: set[_Subscriber] = set()
         self.ending = asyncio.Event()  # set by the run's last event: stop gathering
-        self.urgent = asyncio.Event()  # set by any event but a text delta: gather no longer
+        # set by any event but a text delta, and by the first delta after one: gather no longer
+        self.urgent = asyncio.Event()
+        self.last_type = ""  # of the last event produced
 
     @property
     def terminal(self) -> bool:
@@ -633,8 +637,9 @@ class RunManager:
         live.last_seq = event.seq
         if event.type in ev.TERMINAL_TYPES:
             live.ending.set()
-        if event.type != "planner_delta":
+        if event.type != "planner_delta" or live.last_type != "planner_delta":
             live.urgent.set()
+        live.last_type = event.type
         live.pending.append(event)
         if live.flusher is None or live.flusher.done():
             live.flusher = self._loop.create_task(self._flush(live))

@@ -301,7 +301,8 @@ async def test_a_follower_gets_the_end_of_a_run_closed_between_its_two_reads(wor
 async def test_text_deltas_gather_longer_and_any_other_event_cuts_the_wait_short(
     world, monkeypatch
 ):
-    """A model streaming a token every 40 ms: its text deltas gather for ``delta_gather_s``
+    """A model streaming a token every 40 ms: the first of its text deltas is written within
+    ``gather_s`` (a reply's first words show at once), the rest gather for ``delta_gather_s``
     (in one write instead of one write each, as a 10 ms gather would make them), and the
     tool call that follows them cuts the wait short: written at once, not after 5 s."""
     manager = world.manager(gather_s=0.01, delta_gather_s=5.0)
@@ -325,8 +326,13 @@ async def test_text_deltas_gather_longer_and_any_other_event_cuts_the_wait_short
     (run_id,) = manager.start([req], owner="a")
     events = [e async for e in manager.follow([run_id])]
     types = [t for _, t in writes]
-    assert types[:2] == [["run_started"], ["planner_delta"] * 6 + ["thought", "tool_call"]]
-    assert writes[1][0] - writes[0][0] < 2.5  # the tool call did not wait out the 5 s
+    assert types[:3] == [
+        ["run_started"],
+        ["planner_delta"],
+        ["planner_delta"] * 5 + ["thought", "tool_call"],
+    ]
+    assert writes[1][0] - writes[0][0] < 1.0  # the first words did not wait out the 5 s
+    assert writes[2][0] - writes[0][0] < 2.5  # nor did the tool call
     assert types[-1][-1] == "run_finished" and writes[-1][0] - writes[0][0] < 4.0
     assert world.store.run_events(run_id) == events
 
