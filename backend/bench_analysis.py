@@ -95,13 +95,28 @@ def cost_points(summaries: Sequence[ConfigSummary]) -> dict[str, Any]:
     paid = any(s.mean_cost > 0 for s in scored)
     axis = "cost per question ($)" if paid else "wall time per question (s)"
     points = [(s.mean_cost if paid else s.mean_wall_s, 100 * (s.accuracy or 0)) for s in scored]
+    one_agent = len({(s.config.get("planner"), s.config.get("strategy")) for s in scored}) == 1
     return {
         "axis": axis,
-        "labels": [s.label for s in scored],
+        # subsets of tools with one planner and strategy (a Shapley sweep): name the tools
+        "labels": [tools_label(s, scored) if one_agent else s.label for s in scored],
         "keys": [s.key for s in scored],
         "points": points,
         "front": pareto_front(points),
     }
+
+
+def tools_label(summary: ConfigSummary, every: Sequence[ConfigSummary]) -> str:
+    """The tools of one configuration in few words: those it has, or, when it has most of
+    the tools seen in ``every``, "all but" those it lacks."""
+    seen = sorted({t for s in every for t in s.config.get("tools") or ()})
+    tools = sorted(summary.config.get("tools") or ())
+    if not tools:
+        return "no tools"
+    lacks = [t for t in seen if t not in tools]
+    if not lacks:
+        return "all tools"
+    return f"all but {', '.join(lacks)}" if len(lacks) < len(tools) else ", ".join(tools)
 
 
 def analysis_of(info: BenchRunInfo, rows: Sequence[ResultRow]) -> dict[str, Any]:

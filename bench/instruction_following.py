@@ -99,7 +99,7 @@ RULES: dict[str, Callable[[str, dict[str, Any], str], bool]] = {
     "Include Keywords": lambda r, kw, q: all(k.lower() in r.lower() for k in _list(kw, "keywords")),
     "Keyword Frequency": lambda r, kw, q: keyword_count(r, kw.get("keyword", "")) == kw.get("N", 0),
     "Forbidden Words": lambda r, kw, q: (
-        not any(w.lower() in r.lower() for w in _list(kw, "forbidden_words"))
+        not any(w.lower() in r.lower() for w in _list(kw, "forbidden_words") if w)
     ),
     "Number Paragraphs": lambda r, kw, q: paragraphs(r) == kw.get("N", 0),
     "Number Words (at least)": lambda r, kw, q: words(r) >= kw.get("N", 0),

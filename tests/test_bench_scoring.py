@@ -144,6 +144,10 @@ def test_instruction_following_repeat_prompt_unknown_rule_and_json_kwargs() -> N
     assert not follows("A dog.", "Repeat Prompt", None, "What is heard?")
     assert not follows("anything", "Some Future Rule", {}, "q")
     assert follows("dog dog", "Keyword Frequency", '{"keyword": "dog", "N": 2}', "q")
+    # no forbidden word (or an empty one after a separator) forbids nothing, as upstream
+    assert follows("A dog", "Forbidden Words", {}, "q")
+    assert follows("A dog", "Forbidden Words", {"forbidden_words": "cat, "}, "q")
+    assert not follows("A cat", "Forbidden Words", {"forbidden_words": "cat, "}, "q")
     instruction = item("instruction", choices=[], category="instruction following",
                        task_identifier="All Lowercase", kwargs=None)  # fmt: skip
     assert score_item(instruction, RunFacts(prediction="a dog barks")).value == 1.0

@@ -74,3 +74,17 @@ def test_pareto_front() -> None:
     points = [(0.0, 50.0), (1.0, 70.0), (2.0, 65.0), (0.5, 50.0), (3.0, 80.0)]
     assert pareto_front(points) == [0, 1, 4]
     assert pareto_front([(1.0, 1.0), (1.0, 1.0)]) == [0, 1]  # ties beat nobody
+
+
+def test_points_of_a_tool_sweep_are_named_by_their_tools() -> None:
+    from backend.bench_analysis import cost_points
+    from backend.benchmarks import ConfigSummary
+
+    def summary(tools: tuple[str, ...], accuracy: float) -> ConfigSummary:
+        config = {"planner": "offline", "strategy": "react", "tools": list(tools)}
+        return ConfigSummary(key=str(tools), config=config, accuracy=accuracy, label="x")
+
+    sweep = [summary(("a", "b", "c", "d"), 0.8), summary(("a", "b", "c"), 0.7),
+             summary(("a",), 0.5), summary((), 0.3)]  # fmt: skip
+    labels = cost_points(sweep)["labels"]
+    assert labels == ["all tools", "all but d", "a", "no tools"]
