@@ -208,3 +208,28 @@ async def test_every_property_answer_starts_with_yes_no_or_cant_tell():
     for question in questions:
         answer = await _ask(question, **everything)
         assert starts_yes_no(answer.text), (question, answer.text)
+
+
+async def test_yes_and_no_choices_are_picked_by_the_property_too():
+    question = "Is the speaker male?"
+    messages = [
+        ChatMessage("user", question, data={"question": question, "choices": ["Yes", "No"]})
+    ]
+    for name, data in (
+        ("sound_events", SPEECH),
+        ("speech_activity", VOICE),
+        ("signal_stats", HIGH),
+    ):
+        messages.append(ChatMessage("tool", "...", name=name, data=data))
+    tools = [ToolSpec(n, n, {"type": "object", "properties": {}}) for n in ("signal_stats",)]
+    chunks = [c async for c in OfflinePlanner().stream_turn(messages, tools)]
+    answer = next(c for c in chunks if isinstance(c, FinalAnswer))
+    assert answer.choice == "No", answer.rationale  # 210 Hz: a woman's or a child's range
+    # what nothing measures leaves the two choices tied: a guess
+    question = "Does the speaker sound angry?"
+    messages[0] = ChatMessage(
+        "user", question, data={"question": question, "choices": ["Yes", "No"]}
+    )
+    chunks = [c async for c in OfflinePlanner().stream_turn(messages, tools)]
+    answer = next(c for c in chunks if isinstance(c, FinalAnswer))
+    assert answer.guess and "none of the tools measures emotion" in answer.rationale

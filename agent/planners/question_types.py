@@ -147,7 +147,7 @@ def classify(question: str, choices: Sequence[str]) -> QuestionType:
         return _timed(focus)
     text = question.lower()
     ask = open_ask(question) if not choices or is_yes_no_choices(choices) else None
-    if ask is not None and ask.form == "property" and not choices:
+    if ask is not None and ask.form == "property":  # no choices, or yes and no
         reason = f"it asks whether the {ask.target} is {ask.value or 'of some ' + ask.prop}"
         return QuestionType("property", reason, TOOLS_FOR_PROPERTY[ask.prop], ask=ask)
     if ask is not None and (ask.form, ask.target) in TOOLS_FOR_ASK:
