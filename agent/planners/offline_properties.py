@@ -362,9 +362,9 @@ def _noise(ask: OpenAsk, evidence: Evidence) -> Judged:
     sounding = _between_words(evidence)
     if sounding is not None and sounding >= SOUNDING_PAUSES:
         word = "No" if clean_asked else "Yes"
-        what = (
-            f"; the sound classifier's strongest other class is {named.split(', ')[0]}"
-            if (ranked)
+        what = (  # a class too faint to mean anything is not named
+            f"; the sound classifier's strongest other class is {ranked[0][0]} ({ranked[0][1]:.2f})"
+            if ranked and ranked[0][1] >= 0.1
             else ""
         )
         text = (
@@ -377,7 +377,7 @@ def _noise(ask: OpenAsk, evidence: Evidence) -> Judged:
         extra = (
             f"; nothing else reaches {NOISE_STEADY}"
             if not ranked
-            else (f"; the strongest other sound, {named.split(',')[0]}, stays under {NOISE_SURE}")
+            else f"; the strongest other sound, {ranked[0][0]}, stays under {NOISE_SURE}"
         )
         text = (
             f"{word}: between the sounds it falls silent (under -50 dBFS {float(silent):.0%} of "
