@@ -247,7 +247,8 @@ def _property(builder: ItemSink, rng: random.Random, n: int) -> None:
     readers = {}  # sex -> the LibriSpeech phrases of readers of that sex
     for reader, samples in builder.src.phrases:
         readers.setdefault("female" if reader.endswith("_f") else "male", []).append(samples)
-    steady = [(name, s) for name, s in builder.src.esc if name in STEADY]
+    # (a data folder without any of them: any ESC-50 sound, still a sound under the speech)
+    steady = [(name, s) for name, s in builder.src.esc if name in STEADY] or builder.src.esc
     for i in range(n):
         present = i % 2 == 0
         if i % 4 < 2 and readers.get("female"):
