@@ -74,6 +74,14 @@ async def _ask(question: str, **tool_data: dict[str, Any]) -> FinalAnswer:
         ("Is the audio clean?", "noise", "clean", "recording"),
         ("Is the audio clipped?", "clipping", "", "recording"),
         ("Is it quiet?", "loudness", "quiet", "recording"),
+        ("Is the volume low?", "loudness", "quiet", "recording"),
+        ("Is the song in C minor?", "key", "C minor", "music"),
+        ("Is it in F sharp major?", "key", "F# major", "music"),
+        ("Is it in A minor?", "key", "A minor", "music"),
+        ("Is it a minor key?", "mode", "minor", "music"),
+        ("Is this song happy or sad?", "mood", "", "music"),
+        ("Is the voice high-pitched?", "pitch", "high", "speech"),
+        ("Does the speaker have a deep voice?", "pitch", "low", "speech"),
     ],
 )
 def test_a_property_question_is_read_as_one(question, prop, value, target):
@@ -233,3 +241,24 @@ async def test_yes_and_no_choices_are_picked_by_the_property_too():
     chunks = [c async for c in OfflinePlanner().stream_turn(messages, tools)]
     answer = next(c for c in chunks if isinstance(c, FinalAnswer))
     assert answer.guess and "none of the tools measures emotion" in answer.rationale
+
+
+async def test_a_key_named_in_full_and_a_high_or_deep_voice():
+    answer = await _ask("Is the song in C minor?", sound_events=MUSIC, music_analysis=C_MINOR_72)
+    assert answer.text.startswith("Yes: the music analysis hears C minor"), answer.text
+    answer = await _ask("Is it in A minor?", sound_events=MUSIC, music_analysis=C_MINOR_72)
+    assert answer.text.startswith("No: the music analysis hears C minor"), answer.text
+    b_flat = {**C_MINOR_72, "key": "A# major"}  # the analysis names sharps: Bb is A#
+    answer = await _ask("Is it in Bb major?", sound_events=MUSIC, music_analysis=b_flat)
+    assert answer.text.startswith("Yes:"), answer.text
+    voice = dict(sound_events=SPEECH, speech_activity=VOICE)
+    answer = await _ask("Does the speaker have a deep voice?", **voice, signal_stats=LOW)
+    assert answer.text.startswith("Yes: the voice sits at about 115 Hz, which is low"), answer.text
+    answer = await _ask("Is the voice high-pitched?", **voice, signal_stats=LOW)
+    assert answer.text.startswith("No: the voice sits at about 115 Hz"), answer.text
+
+
+async def test_happy_or_sad_names_the_mood():
+    sad = _tagged(Music=0.8, Sad_music=0.3, Happy_music=0.05)
+    answer = await _ask("Is this song happy or sad?", sound_events=sad, music_analysis=C_MINOR_72)
+    assert answer.text.startswith("Sad, to the sound classifier (sad music 0.30)"), answer.text

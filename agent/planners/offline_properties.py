@@ -94,13 +94,15 @@ def property_answer(ask: OpenAsk, evidence: Evidence, similarity: Similarity | N
     if ask.target == "music":
         music = music_presence(evidence, similarity)
         if music is not None and not music.present:
-            what = {"tempo": "tempo", "mode": "key", "mood": "mood"}.get(ask.prop, "loudness")
+            what = {"tempo": "tempo", "mode": "key", "key": "key", "mood": "mood"}.get(
+                ask.prop, "loudness"
+            )
             text = (
                 f"No: no music was found, so there is no {what} to judge (the sound "
                 f"classifier hears {heard(evidence)})."
             )
             return Judged(text, "the sound classifier's music classes", 1 - music.strength)
-    if ask.target == "speech" and ask.prop in ("gender", "child", "emotion", "accent"):
+    if ask.target == "speech" and ask.prop in ("gender", "child", "emotion", "accent", "pitch"):
         speech = speech_presence(evidence)
         if speech is not None and not speech.present:
             why = speech.sentence.split(": ", 1)[-1]
@@ -110,6 +112,8 @@ def property_answer(ask: OpenAsk, evidence: Evidence, similarity: Similarity | N
     handler = {
         "tempo": _tempo,
         "mode": _mode,
+        "key": _key,
+        "pitch": _voice_pitch,
         "mood": _mood,
         "loudness": _loudness,
         "gender": _gender,
@@ -172,6 +176,58 @@ def _mode(ask: OpenAsk, evidence: Evidence) -> Judged:
     )
 
 
+SEMITONE = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+
+
+def _pitch_class(key: str) -> tuple[int, str]:
+    """ "F# minor" -> (6, "minor"); "Bb major" -> (10, "major") (enharmonic names alike)."""
+    name, _, mode = key.partition(" ")
+    shift = {"#": 1, "b": -1}.get(name[1:2], 0)
+    return (SEMITONE[name[0].upper()] + shift) % 12, mode
+
+
+def _key(ask: OpenAsk, evidence: Evidence) -> Judged:
+    music = evidence.music or {}
+    key, sure = music.get("key"), float(music.get("key_confidence") or 0.0)
+    if not key:
+        return _cannot("the music analysis found no tonal content to estimate a key from", "no key")
+    reason = f"key {key}, template correlation {sure:.2f} (under {KEY_SURE} the key is uncertain)"
+    if sure < KEY_SURE:
+        return _cannot(
+            f"the music analysis leans towards {key}, but its correlation ({sure:.2f}) is under "
+            f"{KEY_SURE}, where the key is uncertain",
+            reason,
+        )
+    word = "Yes" if _pitch_class(str(key)) == _pitch_class(ask.value) else "No"
+    return Judged(
+        f"{word}: the music analysis hears {key} (correlation {sure:.2f}).",
+        reason,
+        _beyond(sure, 0.3, 0.8),
+    )
+
+
+def _voice_pitch(ask: OpenAsk, evidence: Evidence) -> Judged:
+    """A high or a low (deep) voice, by the same lines as a man's or a woman's."""
+    f0 = _pitch(evidence)
+    if f0 is None:
+        return _cannot("no voice pitch could be measured", "no pitch")
+    reason = f"median voice pitch {f0:.0f} Hz"
+    lines = f"low here is under {MAN_MAX_HZ:.0f} Hz, high over {WOMAN_MIN_HZ:.0f} Hz"
+    level = "low" if f0 < MAN_MAX_HZ else "high" if f0 > WOMAN_MIN_HZ else "in between"
+    if not ask.value:
+        return Judged(
+            f"It is {level}: the voice sits at about {f0:.0f} Hz ({lines}).", reason, None
+        )
+    if level == "in between":
+        return _cannot(
+            f"the voice sits at about {f0:.0f} Hz, between low and high ({lines})", reason
+        )
+    word = "Yes" if level == ask.value else "No"
+    line = MAN_MAX_HZ if level == "low" else WOMAN_MIN_HZ
+    text = f"{word}: the voice sits at about {f0:.0f} Hz, which is {level} ({lines})."
+    return Judged(text, reason, _beyond(f0, line, 60))
+
+
 def _scores(evidence: Evidence, classes: set[str] | frozenset[str]) -> dict[str, float]:
     """Each class's strength: its best two neighbouring windows (the whole clip's score when
     the tool gave no windows)."""
@@ -199,6 +255,13 @@ def _mood(ask: OpenAsk, evidence: Evidence) -> Judged:
     if not ranked or ranked[0][1] < 0.1:
         return _cannot(f"the sound classifier's mood classes stay low ({shown}){pace_said}", reason)
     top, score = ranked[0]
+    if not wanted:  # "is it happy or sad": the mood first
+        mood = top.replace(" music", "").lower()
+        return Judged(
+            f"{mood.capitalize()}, to the sound classifier ({top.lower()} {score:.2f}){pace_said}.",
+            reason,
+            _beyond(score, 0.05, 0.4),
+        )
     if top == wanted:
         return Judged(
             f"Yes: the sound classifier hears it as {top.lower()} ({score:.2f}){pace_said}.",

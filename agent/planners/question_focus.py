@@ -311,12 +311,17 @@ PROPERTY_WORDS: dict[str, dict[str, str]] = {
         "woman": "female", "female": "female", "lady": "female", "girl": "female",
         "women": "female",
     },
+    "pitch": {
+        "deep": "low", "low": "low", "lower": "low", "high": "high", "higher": "high",
+        "squeaky": "high", "shrill": "high", "pitched": "", "pitch": "",
+    },
     "mode": {"major": "major", "minor": "minor"},
     "tempo": {
         "fast": "fast", "quick": "fast", "rapid": "fast", "uptempo": "fast", "upbeat": "fast",
         "slow": "slow", "tempo": "", "bpm": "",
     },
-    "loudness": {"loud": "loud", "quiet": "quiet", "soft": "quiet", "faint": "quiet"},
+    "loudness": {"loud": "loud", "quiet": "quiet", "soft": "quiet", "faint": "quiet",
+                 "volume": ""},
     "noise": {"noisy": "noisy", "noise": "noisy", "hiss": "noisy", "clean": "clean"},
     "clipping": {"clipped": "", "clipping": "", "clips": ""},
 }  # fmt: skip
@@ -335,8 +340,12 @@ PROPERTY_SUBJECT = {
     "bit", "little", "kind", "sort", "of", "background", "there", "any", "some", "much",
     "overall", "generally", "mostly", "strong", "heavy", "lot", "lots", "with", "have", "has",
     "having", "be", "being", "there's", "one", "here", "speech", "playing", "or",
-    "not", "at", "all", "spoken", "by", "adult", "young", "old", "human",
+    "not", "at", "all", "s", "spoken", "by", "adult", "young", "old", "human",
 }  # fmt: skip
+# a key named in full: "C minor", "F sharp major", "Bb minor" (not "a minor key": an article)
+KEY_NAME_RE = re.compile(
+    r"\b([a-g])(?:\s*(#|sharp|flat|b))?\s+(major|minor)\b(?!\s+(?:key|scale|mode|chord|tonality))"
+)
 MUSIC_SUBJECT_RE = re.compile(
     r"\b(music|musical|song|songs|tune|melody|track|piece|beat|rhythm|key|scale|mode|tempo|bpm)\b"
 )
@@ -347,6 +356,17 @@ SPEECH_SUBJECT_RE = re.compile(
 )
 
 
+def key_named(text: str) -> re.Match[str] | None:
+    """A key named in a question ("is it in C minor"), else None; "a minor" is the key A minor
+    only after "in" ("is it in A minor", not "is it a minor key")."""
+    for found in KEY_NAME_RE.finditer(text):
+        article = found.group(1) == "a" and not found.group(2)
+        if article and not re.search(r"\bin\s+$", text[: found.start()]):
+            continue
+        return found
+    return None
+
+
 def property_asked(text: str) -> OpenAsk | None:
     """A yes/no question about a property of the music, the speaker or the recording ("is the
     song in a major key", "is the speaker a woman", "is there background noise"), else None
@@ -354,11 +374,21 @@ def property_asked(text: str) -> OpenAsk | None:
     if re.search(r"\b(say|says|said|saying|mention\w*|utter\w*|pronounc\w*|words?)\b", text) or (
             QUOTED_RE.search(text)):  # fmt: skip
         return None  # "does she say the word 'happy'": a word, not a mood
+    key = key_named(text)
+    if key is not None:
+        rest = tokens(text[: key.start()] + " " + text[key.end() :])
+        if all(w in PRESENCE_FILLER | PROPERTY_SUBJECT for w in rest):
+            sharp = {"#": "#", "sharp": "#", "b": "b", "flat": "b"}.get(key.group(2) or "", "")
+            value = f"{key.group(1).upper()}{sharp} {key.group(3)}"
+            return OpenAsk("property", "music", prop="key", value=value)
     words = tokens(text)
     for prop, vocabulary in PROPERTY_WORDS.items():
         hits = [w for w in words if w in vocabulary]
         if not hits:
             continue
+        speech = bool(SPEECH_SUBJECT_RE.search(text))
+        if prop == "pitch" and (not speech or "volume" in words):
+            continue  # "is the volume high": loudness
         if prop == "mode" and not (MUSIC_SUBJECT_RE.search(text) or re.search(
                 r"\b(?:in|is it) (?:a )?(?:major|minor)\b", text)):  # fmt: skip
             continue  # "a minor problem"
@@ -369,16 +399,18 @@ def property_asked(text: str) -> OpenAsk | None:
         values = list(dict.fromkeys(vocabulary[w] for w in hits if vocabulary[w]))
         value = values[0] if len(values) == 1 else ""
         music = bool(MUSIC_SUBJECT_RE.search(text))
-        speech = bool(SPEECH_SUBJECT_RE.search(text))
         if prop in ("tempo", "mode"):
             target = "music"
         elif prop == "emotion":
-            target = "music" if music and not speech and value in MUSIC_MOODS else "speech"
+            moods = all(vocabulary[w] in MUSIC_MOODS for w in hits)
+            target = "music" if music and not speech and moods else "speech"
             prop = "mood" if target == "music" else prop
-        elif prop in ("accent", "gender", "child"):
+        elif prop in ("accent", "gender", "child", "pitch"):
             target = "speech"
         elif prop == "loudness":
             target = "music" if music else "speech" if speech else "recording"
+            if not value and ("low" in words or "high" in words):  # "is the volume low"
+                value = "quiet" if "low" in words else "loud"
         else:
             target = "recording"
         return OpenAsk("property", target, prop=prop, value=value)

@@ -79,6 +79,8 @@ ASK_REASON = {"yes_no": "whether there is", "when": "when there is", "kind": "wh
 TOOLS_FOR_PROPERTY: dict[str, tuple[str, ...]] = {
     "tempo": ("sound_events", "music_analysis"),
     "mode": ("sound_events", "music_analysis"),
+    "key": ("sound_events", "music_analysis"),
+    "pitch": ("signal_stats", "speech_activity", "sound_events"),
     "mood": ("sound_events", "music_analysis"),
     "loudness": ("signal_stats", "sound_events"),
     "gender": ("signal_stats", "speech_activity", "sound_events"),
