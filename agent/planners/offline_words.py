@@ -327,8 +327,9 @@ def describe_music(question: str, evidence: Evidence) -> str:
     words = [w.strip() for w in music_kind(evidence).split(",") if w.strip()]
     moods = [w.replace(" music", "") for w in words if w.endswith(" music") and w.split()[0] in (
         "happy", "sad", "tender", "exciting", "angry", "scary")]  # fmt: skip
-    styles = [w for w in words if w.endswith(" music") and w.replace(" music", "") not in moods]
-    plays = [w for w in words if not w.endswith(" music")]
+    # genres ("classical music", "music for children"); the rest is what plays
+    styles = [w for w in words if "music" in w and w.replace(" music", "") not in moods]
+    plays = [w for w in words if "music" not in w]
     head = ", ".join([kind if kind != "moderate" else "moderately paced", *moods[:1]])
     style = styles[0] if styles else "music"
     text = f"{head[0].upper()}{head[1:]} {style}"
