@@ -28,7 +28,8 @@ items whose audio cannot decide the answer. The categories:
   their own silences and background), 0.5 s apart; choices "A, then B" whose distractors swap
   the order or swap in a third sound (``bench.devsets_whole``);
 - ``open``: questions without choices, as people type them: yes/no (a sound, speech, music,
-  a word), what kind, how many, what is said, when; scored by ``bench.devsets_open``.
+  a word), what kind, how many, what is said, when, and yes/no about a property (the speaker
+  a man or a woman, background noise); scored by ``bench.devsets_open``.
 
 Deterministic for a seed. Question wording is drawn from several phrasings written here
 (not taken from MMAU).

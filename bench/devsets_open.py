@@ -10,6 +10,12 @@ digits, the LibriSpeech readings and the music excerpts in ../shared/data/libros
 - ``how_many``: a sound burst repeated 2-5 times, or 2-5 digits.
 - ``what_said``: two or three digits.
 - ``when``: one sound burst or one digit at a known time in a longer quiet clip.
+- ``property``: yes or no about a property, where the truth is known from the sources: is
+  the speaker a man / a woman (the FSDD speakers are all men by its labels.csv; the three
+  LibriSpeech readers are two men and a woman by LibriSpeech's SPEAKERS.TXT, the reader's
+  name in ``bench.devsets.READINGS``), and is there background noise (spoken digits with
+  pauses of digital silence, or the same over a steady ESC-50 sound: rain, wind, an engine
+  ...). Half yes. Tempo, key, emotion and accent are not here: no source gives their truth.
 
 ``score_open`` reads an answer as a person would: the yes/no answer is its first word, the
 kind is what it names first (before a colon, parenthesis or comma), the count is its first
@@ -106,7 +112,8 @@ def music_bed(builder: ItemSink, rng: random.Random, seconds: float) -> np.ndarr
     return normalise(samples[start : start + n].copy(), 0.6)
 
 
-def open_questions(builder: ItemSink, seed: int, yes_no: int = 24, each: int = 10) -> None:
+def open_questions(builder: ItemSink, seed: int, yes_no: int = 24, each: int = 10,
+                   properties: int = 12) -> None:  # fmt: skip
     """The open-question items, on their own random stream (other sets stay as they were)."""
     rng = random.Random(seed * 6007 + 29)
     _yes_no(builder, rng, yes_no)
@@ -114,11 +121,13 @@ def open_questions(builder: ItemSink, seed: int, yes_no: int = 24, each: int = 1
     _how_many(builder, rng, each)
     _what_said(builder, rng, each)
     _when(builder, rng, each)
+    # last, on a stream of its own: the items above stay as they were for a seed
+    _property(builder, random.Random(seed * 7919 + 31), properties)
 
 
 def _add(builder: ItemSink, sub: str, audio: np.ndarray, question: str, answer: str,
          **extra: Any) -> None:  # fmt: skip
-    task = "speech" if sub in ("speech", "word", "what_said") else "sound"
+    task = "speech" if sub in ("speech", "word", "what_said", "property") else "sound"
     builder.add("open", sub, audio, question, [], answer, task, **extra)
 
 
@@ -221,6 +230,56 @@ def _when(builder: ItemSink, rng: random.Random, n: int) -> None:
         _add(builder, "when", bed, question, f"{span[0]}-{span[1]} s", open="when", span=span)
 
 
+GENDER_Q = {
+    "male": ["Is the speaker a man?", "Is it a male voice?", "Is this a man talking?"],
+    "female": ["Is the speaker a woman?", "Is it a female voice?", "Is this a woman talking?"],
+}
+NOISE_Q = ["Is there background noise?", "Is the recording noisy?",
+           "Is there any noise in the background?"]  # fmt: skip
+# ESC-50 sounds that go on (a bed under speech), not single events
+STEADY = ["rain", "wind", "sea waves", "crackling fire", "engine", "vacuum cleaner",
+          "washing machine", "airplane", "helicopter", "train", "crickets", "insects",
+          "chirping birds", "pouring water", "chainsaw"]  # fmt: skip
+
+
+def _property(builder: ItemSink, rng: random.Random, n: int) -> None:
+    """Yes/no about the speaker's sex and about background noise (see the module doc)."""
+    readers = {}  # sex -> the LibriSpeech phrases of readers of that sex
+    for reader, samples in builder.src.phrases:
+        readers.setdefault("female" if reader.endswith("_f") else "male", []).append(samples)
+    # (a data folder without any of them: any ESC-50 sound, still a sound under the speech)
+    steady = [(name, s) for name, s in builder.src.esc if name in STEADY] or builder.src.esc
+    for i in range(n):
+        present = i % 2 == 0
+        if i % 4 < 2 and readers.get("female"):
+            asked = rng.choice(["male", "female"])
+            sex = asked if present else ("female" if asked == "male" else "male")
+            if sex == "male" and rng.random() < 0.5:  # an FSDD speaker (all men), 2-3 digits
+                speaker = rng.choice(sorted({d[1] for d in builder.src.digits}))
+                own = [d for d in builder.src.digits if d[1] == speaker]
+                parts = [normalise(d[2]) for d in rng.sample(own, rng.randint(2, 3))]
+                voice = f"fsdd_{speaker}"
+            else:
+                parts = [normalise(p) for p in rng.sample(readers[sex], 2)]
+                voice = f"librispeech_{sex}"
+            audio, _ = concat_timed(parts, rng, gap=(0.3, 0.6))
+            question = rng.choice(GENDER_Q[asked])
+            extra: dict[str, Any] = {"property": "gender", "asked": asked, "voice": voice}
+        else:
+            digits = [rng.choice(builder.src.digits) for _ in range(rng.randint(2, 3))]
+            audio, _ = concat_timed([normalise(d[2]) for d in digits], rng, gap=(0.3, 0.6))
+            background = ""
+            if present:
+                background, samples = rng.choice(steady)
+                bed = normalise(loudest(samples, audio.size / 16_000 + 0.1), rng.uniform(0.1, 0.2))
+                bed = np.resize(bed, audio.size)  # a shorter clip goes round again
+                audio = audio + bed
+            question = rng.choice(NOISE_Q)
+            extra = {"property": "noise", "background": background}
+        answer = "yes" if present else "no"
+        _add(builder, "property", audio, question, answer, open="property", **extra)
+
+
 # -- scoring -------------------------------------------------------------------------------
 CANT_TELL = re.compile(r"^\s*(?:i\s+)?can(?:'|no)t tell\b", re.I)
 TIME = re.compile(r"(\d+(?:\.\d+)?)\s*(?:–|-|to)?\s*(?:\d+(?:\.\d+)?)?\s*s\b")
@@ -240,7 +299,7 @@ def score_open(item: dict[str, Any], text: str) -> bool:
     """Whether an answer in words answers the open question right (see the module doc)."""
     kind = item.get("open")
     words = tokens(text)
-    if kind == "yes_no":
+    if kind in ("yes_no", "property"):
         return bool(words) and words[0] == item["answer"]
     if kind == "kind":  # the kind named first: before the first colon, parenthesis or comma
         head = tokens(re.split(r"[:(,;]", first_sentence(text), maxsplit=1)[0])

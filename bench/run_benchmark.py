@@ -195,7 +195,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             done[key].append(item)
             if item.get("expect_guess"):
                 expected_guesses[key].append(guess)
-            if item.get("open") == "yes_no":
+            if item.get("open") in ("yes_no", "property"):
                 yes_no_form[key].append(starts_yes_no(prediction))
         if args.verbose:
             mark = "ok " if correct else "BAD"

@@ -39,6 +39,9 @@ def test_choices_with_the_same_words_are_scored_by_their_order():
         ({"open": "what_said", "answer": "three eight"}, 'It says: "please 8"', False),
         ({"open": "when", "span": [2.0, 3.0]}, "At 2.3–3.1 s (the dog).", True),
         ({"open": "when", "span": [2.0, 3.0]}, "At 0.5–4.8 s (wind).", False),
+        ({"open": "property", "answer": "no"}, "No: the voice sits at about 190 Hz.", True),
+        ({"open": "property", "answer": "yes"}, "Yes: speech from 0.2 s to 4.5 s.", True),
+        ({"open": "property", "answer": "yes"}, "I can't tell: no pitch was measured.", False),
     ],
 )
 def test_open_answers_are_read_as_a_person_reads_them(item, text, right):

@@ -205,6 +205,12 @@ def test_devsets_are_deterministic_and_well_formed(tmp_path):
                    for c in item["choices"] if c != item["answer"])  # fmt: skip
         assert any(set(c.split(", then ")) - set(names) for c in item["choices"])
     opened = [i for i in first if i["category"] == "open"]
-    assert {i["open"] for i in opened} == {"yes_no", "kind", "how_many", "what_said", "when"}
+    assert {i["open"] for i in opened} == {
+        "yes_no", "kind", "how_many", "what_said", "when", "property"
+    }  # fmt: skip
     assert all(i["choices"] == [] for i in opened)
     assert {i["answer"] for i in opened if i["open"] == "yes_no"} == {"yes", "no"}
+    # yes/no about a property, half yes (no LibriSpeech readings here: background noise only)
+    properties = [i for i in opened if i["open"] == "property"]
+    assert [i["answer"] for i in properties] == ["yes", "no"] * (len(properties) // 2)
+    assert {i["property"] for i in properties} == {"noise"}

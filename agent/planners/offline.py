@@ -283,6 +283,9 @@ class OfflinePlanner:
             rationale = f"{worded.text} {worded.details}{notes}".strip()
             if worded.cannot_tell:
                 return FinalAnswer(text=worded.text, rationale=rationale)
+            if worded.guess:  # nothing measures what is asked: a guess between yes and no
+                return FinalAnswer(text=worded.text, confidence=0.5, rationale=rationale,
+                                   guess=True)  # fmt: skip
             raw = worded.strength if worded.strength is not None else 1.0
             confidence = self.calibration(family_of(qtype, ()), raw)
             guess = confidence is not None and self.calibration.is_guess(confidence)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from agent.answer import Similarity, tokens
 from agent.planners.offline_evidence import Evidence
+from agent.planners.offline_properties import property_answer
 from agent.planners.offline_sequence import sequence_scores
 from agent.planners.offline_speakers import speaker_finding
 from agent.planners.offline_timeline import (
@@ -66,6 +67,18 @@ def _finding(
         yes = found.strength
         scores = [yes if tokens(c)[0] == "yes" else 1.0 - yes for c in choices]
         return Finding(scores, found.reason or found.sentence, found.sentence)
+    if focus is None and ask is not None and ask.form == "property" and choices:
+        if not is_yes_no_choices(choices):
+            return None
+        judged = property_answer(ask, evidence, similarity)
+        if judged.guess:  # nothing measures it: neither choice is supported
+            why = judged.text.removeprefix("I can't tell: ").rstrip(".")
+            return Finding([0.5] * len(choices), why, judged.text, decided=False)
+        said_yes = tokens(judged.text)[0] == "yes"
+        sure = judged.strength if judged.strength is not None else 0.75
+        yes = sure if said_yes else 1.0 - sure
+        scores = [yes if tokens(c)[0] == "yes" else 1.0 - yes for c in choices]
+        return Finding(scores, judged.reason, judged.text)
     if focus is None:
         return None
     if focus.kind == "sequence":

@@ -26,6 +26,7 @@ from agent.planners.offline_presence import (
     when_text,
     word_presence,
 )
+from agent.planners.offline_properties import FAST_BPM, KEY_SURE, SLOW_BPM, pace, property_answer
 from agent.planners.offline_timeline import Finding
 from agent.planners.question_focus import OpenAsk
 
@@ -40,6 +41,7 @@ class Worded:
     details: str  # the evidence behind it
     strength: float | None = None  # 0..1 support for the answer as given; None: not weighed
     cannot_tell: bool = False  # the recording cannot answer it (silent, too short)
+    guess: bool = False  # no tool measures what is asked, or the measure is unsure
 
 
 def cannot_tell(evidence: Evidence, finding: Finding | None) -> str:
@@ -217,6 +219,14 @@ def answer_in_words(
         if why and not silent:
             return Worded(f"I can't tell: {why}.", details, cannot_tell=True)
         return _yes_no(ask, evidence, similarity, details, silent)
+    if ask is not None and ask.form == "property" and finding is None:
+        if why and not silent:
+            return Worded(f"I can't tell: {why}.", details, cannot_tell=True)
+        if silent and ask.prop != "loudness":  # a silent recording has no tempo, no speaker
+            return Worded(f"No: {silent}.", details, 0.95)
+        judged = property_answer(ask, evidence, similarity)
+        return Worded(judged.text, f"Evidence: {judged.reason}. {details}".strip(),
+                      judged.strength, guess=judged.guess)  # fmt: skip
     if why:
         return Worded(f"I can't tell: {why}.", details, cannot_tell=True)
     if finding is not None and finding.answer:
@@ -281,9 +291,10 @@ def _plain(kind: str, question: str, evidence: Evidence, details: str) -> Worded
         return Worded(f"Silent for about {share:.0%} of its {evidence.duration_s or 0:.1f} s.",
                       details)  # fmt: skip
     if kind == "music" and evidence.music and evidence.music.get("tempo_bpm"):
-        m = evidence.music
-        key = f" in {m['key']}" if m.get("key") else ""
-        return Worded(f"About {m['tempo_bpm']:.0f} beats per minute{key}.", details)
+        found = music_presence(evidence, None)
+        if found is not None and not found.present:  # a beat tracker finds a tempo in rain too
+            return Worded(found.sentence.replace("No: no music", "There is no music", 1), details)
+        return Worded(describe_music(q, evidence), details)
     labels = sorted(
         ((lb, sc) for lb, sc in evidence.labels if lb != "Silence" and sc >= 0.1),
         key=lambda x: -x[1],
@@ -293,3 +304,34 @@ def _plain(kind: str, question: str, evidence: Evidence, details: str) -> Worded
         text = f"Mostly {main.lower()}" + (f", with {' and '.join(rest).lower()}" if rest else "")
         return Worded(text + ".", details)
     return Worded(details, "")
+
+
+def describe_music(question: str, evidence: Evidence) -> str:
+    """Music in words: its pace and mood, what plays, then the measures behind them ("Slow,
+    tender music with piano: about 72 beats per minute, in C minor."). A question about the
+    tempo or the key gets that first."""
+    music = evidence.music or {}
+    bpm = float(music["tempo_bpm"])
+    kind = pace(bpm)
+    sure = float(music.get("key_confidence") or 0.0)
+    key = str(music.get("key") or "")
+    key_said = (f"in {key}" if sure >= KEY_SURE else f"perhaps in {key} (the key is uncertain)"
+                ) if key else ""  # fmt: skip
+    tempo_said = f"about {bpm:.0f} beats per minute"
+    lines = f"fast here is {FAST_BPM:.0f} or more, slow {SLOW_BPM:.0f} or less"
+    if re.search(r"\b(tempo|bpm|beats?|fast|slow|speed|pace)\b", question):
+        return f"{kind.capitalize()}: {tempo_said} ({lines})" + (f", {key_said}." if key_said
+                                                                   else ".")  # fmt: skip
+    if re.search(r"\b(key|major|minor|scale|tonality)\b", question) and key:
+        return f"{key_said[0].upper()}{key_said[1:]}, {tempo_said}."
+    words = [w.strip() for w in music_kind(evidence).split(",") if w.strip()]
+    moods = [w.replace(" music", "") for w in words if w.endswith(" music") and w.split()[0] in (
+        "happy", "sad", "tender", "exciting", "angry", "scary")]  # fmt: skip
+    # genres ("classical music", "music for children"); the rest is what plays
+    styles = [w for w in words if "music" in w and w.replace(" music", "") not in moods]
+    plays = [w for w in words if "music" not in w]
+    head = ", ".join([kind if kind != "moderate" else "moderately paced", *moods[:1]])
+    style = styles[0] if styles else "music"
+    text = f"{head[0].upper()}{head[1:]} {style}"
+    text += f" with {' and '.join(plays[:2])}" if plays else ""
+    return text + f": {tempo_said}" + (f", {key_said}." if key_said else ".")

@@ -6,7 +6,9 @@ Two readings, both plain data:
   a position ("which comes first", "after the dog", "at 2 s"), a sequence of sounds (choices
   like "dog, then rain"), or a comparison of speakers ("is it the same speaker").
 - ``OpenAsk``: what a question without choices wants back: yes or no about something being
-  there (a sound, speech, music, a word), what kind, how many, when, who, what is said.
+  there (a sound, speech, music, a word), yes or no about a property of it (the music fast,
+  in a minor key, loud; the speaker a woman, a child, angry; the recording noisy), what
+  kind, how many, when, who, what is said.
 
 Nothing here looks at evidence; ``question_types`` turns a reading into tools to call, and the
 offline modules answer it.
@@ -162,6 +164,7 @@ def named_word(question: str) -> str | None:
 # -- questions without choices ------------------------------------------------------------
 YES_NO_RE = re.compile(
     r"^\s*(?:and\s+|so\s+|but\s+)?(is|are|does|do|did|can|could|was|were|has|have|will|would)\b"
+    r"|^\s*any(?:one|body)?\b(?!.*\b(?:what|which|who|when|how)\b)"  # "Any music?", "Anyone there?"
 )
 SPEECH_TARGET_RE = re.compile(
     r"\b(speech|speak\w*|talk\w*|voices?|someone|anyone|somebody|anybody|person|people|"
@@ -213,11 +216,15 @@ SPEECH_NOUNS = {
 class OpenAsk:
     """What a question without choices asks for."""
 
-    form: str  # yes_no | kind | count | when | who | said | describe
-    target: str = "sound"  # sound | speech | music | word
+    form: str  # yes_no | property | kind | count | when | who | said | describe
+    target: str = "sound"  # sound | speech | music | word | recording (property: the whole clip)
     subject: str = ""  # the thing asked about ("hen", "seven", "dog bark")
     and_kind: bool = False  # "is there music, and what kind?"
     edge: str = ""  # when: "start" or "end" ("when does the speech start")
+    prop: str = ""  # property: tempo | mode | loudness | mood | gender | child | emotion |
+    #                 accent | noise | clipping
+    value: str = ""  # the value asked about: fast, slow, major, minor, loud, quiet, male,
+    #                  female, angry, noisy, clean ... ("" when the question names none)
 
 
 def open_ask(question: str) -> OpenAsk:
@@ -228,6 +235,9 @@ def open_ask(question: str) -> OpenAsk:
     if WHO_RE.search(text):
         return OpenAsk("who", "speech")
     if YES_NO_RE.search(text):
+        prop = property_asked(first)
+        if prop is not None:
+            return prop
         target, subject = presence_target(first)
         return OpenAsk("yes_no", target, subject, and_kind=and_kind)
     if WHEN_RE.search(text):
@@ -280,3 +290,128 @@ def presence_target(text: str) -> tuple[str, str]:
     if speech and not re.search(r"\bsing\w*|\bsung\b", text):
         return "speech", ""
     return "sound", " ".join(subject)
+
+
+# -- yes/no about a property of the music, the speaker or the recording ---------------------
+# Each property: the words that ask for it and the value each word stands for. Checked in this
+# order: "is the man angry" asks about anger, not about a man.
+PROPERTY_WORDS: dict[str, dict[str, str]] = {
+    "accent": {"accent": "", "accented": ""},
+    "emotion": {
+        "angry": "angry", "mad": "angry", "annoyed": "angry", "furious": "angry",
+        "upset": "upset", "frustrated": "frustrated", "happy": "happy", "cheerful": "happy",
+        "joyful": "happy", "sad": "sad", "unhappy": "sad", "depressed": "sad", "calm": "calm",
+        "relaxed": "calm", "excited": "excited", "nervous": "nervous", "anxious": "nervous",
+        "scared": "scared", "afraid": "scared", "frightened": "scared", "stressed": "stressed",
+        "worried": "worried", "bored": "bored", "emotional": "emotional", "tense": "tense",
+    },
+    "child": {"child": "child", "kid": "child", "children": "child", "kids": "child"},
+    "gender": {
+        "man": "male", "male": "male", "guy": "male", "boy": "male", "men": "male",
+        "woman": "female", "female": "female", "lady": "female", "girl": "female",
+        "women": "female",
+    },
+    "pitch": {
+        "deep": "low", "low": "low", "lower": "low", "high": "high", "higher": "high",
+        "squeaky": "high", "shrill": "high", "pitched": "", "pitch": "",
+    },
+    "mode": {"major": "major", "minor": "minor"},
+    "tempo": {
+        "fast": "fast", "quick": "fast", "rapid": "fast", "uptempo": "fast", "upbeat": "fast",
+        "slow": "slow", "tempo": "", "bpm": "",
+    },
+    "loudness": {"loud": "loud", "quiet": "quiet", "soft": "quiet", "faint": "quiet",
+                 "volume": ""},
+    "noise": {"noisy": "noisy", "noise": "noisy", "hiss": "noisy", "clean": "clean"},
+    "clipping": {"clipped": "", "clipping": "", "clips": ""},
+}  # fmt: skip
+# a mood of the music, not of a person ("is the music happy")
+MUSIC_MOODS = {"happy", "sad", "calm", "angry", "excited", "scared", "tense"}
+# the words that name what a property is of, or tie the question together: anything else left
+# in the question ("is there a fast car") makes it a question about that thing being there
+PROPERTY_SUBJECT = {
+    "speaker", "speakers", "voice", "voices", "person", "someone", "somebody", "anyone",
+    "anybody", "he", "she", "they", "his", "her", "their", "singer", "vocalist", "vocals",
+    "narrator", "talking", "speaking", "talk", "talks", "speak", "speaks", "sing", "sings",
+    "singing", "sound", "sounds", "seem", "seems", "like", "feel", "feels", "mood", "tone",
+    "music", "song", "songs", "tune", "melody", "track", "piece", "beat", "rhythm", "key",
+    "scale", "mode", "pace", "played", "recording", "clip", "audio", "file", "this", "that",
+    "it", "its", "in", "a", "an", "the", "very", "quite", "rather", "pretty", "really", "too",
+    "bit", "little", "kind", "sort", "of", "background", "there", "any", "some", "much",
+    "overall", "generally", "mostly", "strong", "heavy", "lot", "lots", "with", "have", "has",
+    "having", "be", "being", "there's", "one", "here", "speech", "playing", "or",
+    "not", "at", "all", "s", "spoken", "by", "adult", "young", "old", "human",
+}  # fmt: skip
+# a key named in full: "C minor", "F sharp major", "Bb minor" (not "a minor key": an article)
+KEY_NAME_RE = re.compile(
+    r"\b([a-g])(?:\s*(#|sharp|flat|b))?\s+(major|minor)\b(?!\s+(?:key|scale|mode|chord|tonality))"
+)
+MUSIC_SUBJECT_RE = re.compile(
+    r"\b(music|musical|song|songs|tune|melody|track|piece|beat|rhythm|key|scale|mode|tempo|bpm)\b"
+)
+SPEECH_SUBJECT_RE = re.compile(
+    r"\b(speaker|speakers|voice|voices|person|someone|somebody|anyone|anybody|he|she|they|"
+    r"singer|vocalist|narrator|talk\w*|speak\w*|man|woman|male|female|guy|lady|girl|boy|"
+    r"child|kid)\b"
+)
+
+
+def key_named(text: str) -> re.Match[str] | None:
+    """A key named in a question ("is it in C minor"), else None; "a minor" is the key A minor
+    only after "in" ("is it in A minor", not "is it a minor key")."""
+    for found in KEY_NAME_RE.finditer(text):
+        article = found.group(1) == "a" and not found.group(2)
+        if article and not re.search(r"\bin\s+$", text[: found.start()]):
+            continue
+        return found
+    return None
+
+
+def property_asked(text: str) -> OpenAsk | None:
+    """A yes/no question about a property of the music, the speaker or the recording ("is the
+    song in a major key", "is the speaker a woman", "is there background noise"), else None
+    (a question about something being there)."""
+    if re.search(r"\b(say|says|said|saying|mention\w*|utter\w*|pronounc\w*|words?)\b", text) or (
+            QUOTED_RE.search(text)):  # fmt: skip
+        return None  # "does she say the word 'happy'": a word, not a mood
+    key = key_named(text)
+    if key is not None:
+        rest = tokens(text[: key.start()] + " " + text[key.end() :])
+        if all(w in PRESENCE_FILLER | PROPERTY_SUBJECT for w in rest):
+            sharp = {"#": "#", "sharp": "#", "b": "b", "flat": "b"}.get(key.group(2) or "", "")
+            value = f"{key.group(1).upper()}{sharp} {key.group(3)}"
+            return OpenAsk("property", "music", prop="key", value=value)
+    words = tokens(text)
+    for prop, vocabulary in PROPERTY_WORDS.items():
+        hits = [w for w in words if w in vocabulary]
+        if not hits:
+            continue
+        speech = bool(SPEECH_SUBJECT_RE.search(text))
+        if prop == "pitch" and (not speech or "volume" in words):
+            continue  # "is the volume high": loudness
+        if prop == "mode" and not (MUSIC_SUBJECT_RE.search(text) or re.search(
+                r"\b(?:in|is it) (?:a )?(?:major|minor)\b", text)):  # fmt: skip
+            continue  # "a minor problem"
+        others = [w for w in words if w not in PRESENCE_FILLER | PROPERTY_SUBJECT
+                  and not any(w in v for v in PROPERTY_WORDS.values())]  # fmt: skip
+        if others:
+            return None  # "is there a fast car", "is the dog angry": that thing, if it is there
+        values = list(dict.fromkeys(vocabulary[w] for w in hits if vocabulary[w]))
+        value = values[0] if len(values) == 1 else ""
+        music = bool(MUSIC_SUBJECT_RE.search(text))
+        if prop in ("tempo", "mode"):
+            target = "music"
+        elif prop == "emotion":
+            moods = all(vocabulary[w] in MUSIC_MOODS for w in hits)
+            target = "music" if music and not speech and moods else "speech"
+            prop = "mood" if target == "music" else prop
+        elif prop in ("accent", "gender", "child", "pitch"):
+            target = "speech"
+        elif prop == "loudness":
+            target = "music" if music else "speech" if speech else "recording"
+            if not value and ("low" in words or "high" in words):  # "is the volume low"
+                value = "quiet" if "low" in words else "loud"
+        else:
+            target = "recording"
+        return OpenAsk("property", target, prop=prop, value=value)
+    return None

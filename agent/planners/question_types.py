@@ -73,8 +73,23 @@ TOOLS_FOR_ASK: dict[tuple[str, str], tuple[str, ...]] = {
     ("kind", "sound"): ("sound_events", "speech_activity"),
     ("kind", "music"): ("sound_events", "music_analysis"),
 }
-ASK_KIND = {"yes_no": "presence", "when": "timing", "kind": "kind"}
+ASK_KIND = {"yes_no": "presence", "when": "timing", "kind": "kind", "property": "property"}
 ASK_REASON = {"yes_no": "whether there is", "when": "when there is", "kind": "what kind of"}
+# Yes or no about a property: the tools that measure it
+TOOLS_FOR_PROPERTY: dict[str, tuple[str, ...]] = {
+    "tempo": ("sound_events", "music_analysis"),
+    "mode": ("sound_events", "music_analysis"),
+    "key": ("sound_events", "music_analysis"),
+    "pitch": ("signal_stats", "speech_activity", "sound_events"),
+    "mood": ("sound_events", "music_analysis"),
+    "loudness": ("signal_stats", "sound_events"),
+    "gender": ("signal_stats", "speech_activity", "sound_events"),
+    "child": ("signal_stats", "speech_activity", "sound_events"),
+    "emotion": ("speech_activity", "sound_events", "transcribe"),
+    "accent": ("speech_activity", "sound_events", "transcribe"),
+    "noise": ("sound_events", "signal_stats", "speech_activity"),
+    "clipping": ("signal_stats",),
+}
 
 DESCRIPTION = {
     "count": "a counting question",
@@ -88,6 +103,7 @@ DESCRIPTION = {
     "presence": "a yes-or-no question about what the recording holds",
     "timing": "about when something is heard",
     "kind": "about what kind of sound it is",
+    "property": "a yes-or-no question about a property of the recording",
     "general": "of no clear type",
 }
 
@@ -133,6 +149,9 @@ def classify(question: str, choices: Sequence[str]) -> QuestionType:
         return _timed(focus)
     text = question.lower()
     ask = open_ask(question) if not choices or is_yes_no_choices(choices) else None
+    if ask is not None and ask.form == "property":  # no choices, or yes and no
+        reason = f"it asks whether the {ask.target} is {ask.value or 'of some ' + ask.prop}"
+        return QuestionType("property", reason, TOOLS_FOR_PROPERTY[ask.prop], ask=ask)
     if ask is not None and (ask.form, ask.target) in TOOLS_FOR_ASK:
         tools = TOOLS_FOR_ASK[(ask.form, ask.target)]
         what = f" ({ask.subject})" if ask.subject else ""
