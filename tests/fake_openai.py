@@ -10,7 +10,8 @@ provider (``flavor``: openai, deepseek, kimi, openrouter, vllm) and what it acce
 strict: every body first meets the rules built from failures users reported
 (``tests/fakes/openai_rules.py``, ``tests/fakes/compat_rules.py``; each answers with the
 provider's own error body), then the ``openai`` SDK's own request types
-(``tests/fakes/shapes.py``: unknown keys, missing keys, wrong item types, wrong enum values).
+(``tests/fakes/shapes.py``: unknown keys, missing keys, wrong item types, wrong enum values;
+a transcription's multipart form read back into one body first).
 It sends what the providers send: reasoning in the provider's field (``reasoning_content``,
 vLLM's ``reasoning``, OpenRouter's ``reasoning_details`` in pieces), the full function name
 repeated in every chunk where some servers do, ``Retry-After``, cached-token counts,
@@ -40,7 +41,7 @@ from tests.fakes.responses_api import (
     response_object,
 )
 from tests.fakes.rules import Refusal, openai_error, rules_for
-from tests.fakes.shapes import openai_errors
+from tests.fakes.shapes import openai_errors, transcription_errors
 
 __all__ = ["FakeOpenAI", "Reply", "ResponsesReply", "Strict"]
 
@@ -104,21 +105,24 @@ class FakeOpenAI:
     def strict(self, model: str) -> Strict:
         return (self.models or {}).get(model, Strict())
 
-    def _refuse(self, endpoint: str, body: dict[str, Any]) -> JSONResponse | None:
-        """The first rule the body breaks, then the SDK's request types; None: accepted."""
+    def _refuse(
+        self, endpoint: str, body: dict[str, Any], form: list[tuple[str, Any]] | None = None
+    ) -> JSONResponse | None:
+        """The first rule the body breaks, then the SDK's request types; None: accepted.
+        ``form``: a multipart request's fields as they came (``body`` is what the rules read)."""
         strict = self.strict(str(body.get("model")))
         for candidate in rules_for(endpoint):
             found = candidate.check(body, strict)
             if found is not None:
                 return self._answer(found)
-        if endpoint in ("chat", "responses"):
+        if endpoint == "transcription":
+            errors = transcription_errors(form if form is not None else body.items())
+        else:
             errors = openai_errors(endpoint, body, strict.extensions())
-            if errors:
-                where = errors[0].removeprefix("body.")
-                message = f"Invalid request ({where})."
-                return self._answer(
-                    Refusal(*openai_error(message, where.split(":")[0]), "sdk_shape")
-                )
+        if errors:
+            where = errors[0].removeprefix("body.")
+            message = f"Invalid request ({where})."
+            return self._answer(Refusal(*openai_error(message, where.split(":")[0]), "sdk_shape"))
         return None
 
     def _answer(self, found: Refusal) -> JSONResponse:
@@ -211,15 +215,16 @@ class FakeOpenAI:
         @app.post("/v1/audio/transcriptions")
         async def transcriptions(request: Request):
             form = await request.form()
-            upload = form["file"]
-            data = await upload.read()  # type: ignore[union-attr]
-            fields = {k: v for k, v in form.multi_items() if k != "file"}
+            items = list(form.multi_items())
+            upload = form.get("file")
+            data = await upload.read() if hasattr(upload, "read") else b""  # type: ignore[union-attr]
+            fields: dict[str, Any] = {k: v for k, v in items if k != "file"}
             fields["_file_bytes"] = len(data)
             fields["_file_head"] = data[:4].decode("latin-1")
             self.requests.append(Recorded(request.url.path, fields, dict(request.headers)))
             if (refused := self._gate(request, str(fields.get("model")))) is not None:
                 return refused
-            if (refused := self._refuse("transcription", fields)) is not None:
+            if (refused := self._refuse("transcription", fields, items)) is not None:
                 return refused
             if self.transcripts:
                 reply = self.transcripts.popleft()
