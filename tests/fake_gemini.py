@@ -10,11 +10,12 @@ parts, usage metadata, or a Google-style error status).
 It is strict where the real API is: every generateContent body meets the rules built from
 failures users reported (``tests/fakes/gemini_rules.py``: the inline size limit, empty text
 parts, function-call turn order, function responses that do not answer the calls just
-before them, and for Gemini 3 and later thought signatures that are missing or that
-Gemini never issued), each answered with the API's own error body, and then
-``google-genai``'s own request models (``tests/fakes/shapes.py``: unknown fields, wrong
-enum values); so is the metadata that starts an upload (``{"file": File}``). An uploaded
-file stays PROCESSING for ``processing_polls`` GETs of it, then is ACTIVE.
+before them, for Gemini 3 and later thought signatures that are missing or that Gemini
+never issued, and uploaded files used while still PROCESSING or after they were deleted),
+each answered with the API's own error body, and then ``google-genai``'s own request models
+(``tests/fakes/shapes.py``: unknown fields, wrong enum values); so is the metadata that
+starts an upload (``{"file": File}``). An uploaded file stays PROCESSING for
+``processing_polls`` GETs of it, then is ACTIVE.
 ``GET /{version}/models`` lists the models the fake serves.
 """
 
@@ -163,6 +164,7 @@ class FakeGemini:
             max_request_bytes=self.max_request_bytes,
             issued=self.issued,
             request_bytes=len(recorded.body),
+            files={file_id: str(f.get("state")) for file_id, f in self.files.items()},
         )
         body = recorded.json or {}
         for candidate in rules_for("gemini"):

@@ -40,6 +40,12 @@ def answer(count: int = 1) -> dict[str, Any]:
     return {"role": "user", "parts": [part] * count}
 
 
+def file_part(file_id: str) -> dict[str, Any]:
+    uri = f"https://generativelanguage.googleapis.com/v1beta/files/{file_id}"
+    data = {"fileData": {"fileUri": uri, "mimeType": "audio/wav"}}
+    return {"role": "user", "parts": [{"text": "What is it?"}, data]}
+
+
 def two_calls() -> dict[str, Any]:
     call = {"functionCall": {"name": "f", "args": {}}}
     return {"role": "model", "parts": [call, call]}
@@ -248,6 +254,16 @@ EXAMPLES: dict[str, tuple[Any, dict[str, Any], dict[str, Any]]] = {
             ]
         },
     ),
+    "gemini_file_not_active": (
+        GeminiProfile(files={"abc123": "PROCESSING", "def456": "ACTIVE"}),
+        {"contents": [file_part("abc123")]},
+        {"contents": [file_part("def456")]},
+    ),
+    "gemini_file_gone": (
+        GeminiProfile(files={"def456": "ACTIVE"}),
+        {"contents": [file_part("gone789")]},
+        {"contents": [file_part("def456")]},
+    ),
 }
 
 
@@ -272,7 +288,7 @@ def test_each_rule_refuses_its_failure_with_the_providers_own_body(found):
     else:
         refusal = found.check(bad, profile)
         assert found.check(good, profile) is None
-    assert refusal is not None and refusal.rule == found.id and refusal.status in (400, 404)
+    assert refusal is not None and refusal.rule == found.id and refusal.status in (400, 403, 404)
     body = refusal.body
     message = body.get("message") or body["error"]["message"]
     assert message and (body.get("object") == "error" or "error" in body)
