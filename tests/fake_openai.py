@@ -15,14 +15,18 @@ a transcription's multipart form read back into one body first).
 It sends what the providers send: reasoning in the provider's field (``reasoning_content``,
 vLLM's ``reasoning``, OpenRouter's ``reasoning_details`` in pieces), the full function name
 repeated in every chunk where some servers do, ``Retry-After``, cached-token counts,
-``x-request-id``.
+``x-request-id``; and a vLLM-Omni model (``Strict.omni``) asked without
+``modalities = ["text"]`` also speaks: its answer has a second choice with the speech.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 import time
+import wave
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,6 +94,7 @@ class FakeOpenAI:
         self.transcript_fn: Callable[[bytes], dict[str, Any]] | None = None
         self.requests: list[Recorded] = []
         self.refused: list[str] = []  # the ids of the rules that refused a request
+        self.spoken = 0  # answers a vLLM-Omni model (``Strict.omni``) also spoke
         self.app = self._build()
 
     def chat_bodies(self) -> list[dict[str, Any]]:
@@ -186,13 +191,22 @@ class FakeOpenAI:
             if reply.status != 200:
                 return _error(reply)
             strict = self.strict(body["model"])
+            modalities = body.get("modalities") or ["text", "audio"]  # vLLM-Omni's default
+            speaks = strict.omni and "audio" in modalities
+            if speaks:  # (streamed: counted; the talker's audio chunks are not sent)
+                self.spoken += 1
             if body.get("stream"):
                 include_usage = (body.get("stream_options") or {}).get("include_usage")
                 return StreamingResponse(
                     _chunks(body["model"], reply, bool(include_usage), strict),
                     media_type="text/event-stream",
                 )
-            return JSONResponse(_completion(body["model"], reply, strict))
+            completion = _completion(body["model"], reply, strict)
+            if speaks:  # the talker's speech as a choice of its own, after the text
+                if "text" not in modalities:
+                    completion["choices"] = []
+                completion["choices"].append(_spoken_choice())
+            return JSONResponse(completion)
 
         @app.post("/v1/responses")
         async def responses(request: Request):
@@ -319,6 +333,30 @@ def _completion(model: str, reply: Reply, strict: Strict) -> dict[str, Any]:
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
         "usage": _usage(reply, strict),
+    }
+
+
+def _spoken_choice() -> dict[str, Any]:
+    """vLLM-Omni's audio choice (``_create_audio_choice``): the talker's speech as 24 kHz
+    wav, no text, the same ``index`` as the text choice."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(24_000)
+        out.writeframes(b"\0\0" * 2_400)  # 0.1 s of silence
+    audio = {
+        "id": "audio-fake",
+        "data": base64.b64encode(buffer.getvalue()).decode(),
+        "expires_at": int(time.time()) + 86_400,
+        "transcript": "",
+    }
+    return {
+        "index": 0,
+        "message": {"role": "assistant", "content": None, "audio": audio},
+        "logprobs": None,
+        "finish_reason": "stop",
+        "stop_reason": None,
     }
 
 
