@@ -24,6 +24,7 @@ from app import create_app
 from backend.openai_format import TraceText
 from backend.passwords import hash_password
 from backend.settings import Settings
+from frontend.routes import conversation_id_of, conversation_path
 from tests.client_kit import (
     BARK,
     CHOICES_TEXT,
@@ -88,6 +89,10 @@ def test_sync_sdk_in_process_answer_reasoning_and_a_stored_run(tmp_path):
         assert details["confidence"] == 0.8 and details["guess"] is False
         assert details["status"] == "ok" and details["calls"] == 1
         assert details["trace_url"] == f"http://testserver/api/runs/{run_id}"
+        # for a person: the page opened on the run's conversation (frontend/routes.py)
+        page = details["trace_page_url"]
+        assert page == f"http://testserver{conversation_path(details['conversation_id'])}"
+        assert conversation_id_of(httpx.URL(page).path) == details["conversation_id"]
         assert completion.usage.total_tokens == 0 and completion.usage.model_extra["cost"] == 0.0
         assert tool.calls == [{"top_k": 3}]
 
