@@ -63,6 +63,12 @@ def trace_url(base_url: str, run_id: str) -> str:
     return f"{base_url.rstrip('/')}/api/runs/{run_id}"
 
 
+def trace_page_url(base_url: str, conversation_id: str) -> str:
+    """The web page opened on the run's conversation, its trace with it (``/c/{id}``, see
+    ``frontend/routes.py``): the link for a person; it opens for the owner's browser."""
+    return f"{base_url.rstrip('/')}/c/{conversation_id}"
+
+
 # -- questions ----------------------------------------------------------------------------------
 def find_conversation(
     service: AgentService, owner: str, first_question: str, first_audio_id: str | None
@@ -241,6 +247,9 @@ class RunOutcome:
             "degraded_tools": finished.degraded_tools if finished else [],
             "error": failed.message if failed else None,
             "trace_url": trace_url(base_url, self.run_id),
+            "trace_page_url": (
+                trace_page_url(base_url, self.conversation_id) if self.conversation_id else None
+            ),
         }
 
 

@@ -242,8 +242,7 @@ class AudioMcp:
         summary = outcome.summary(caller.base_url)
         if outcome.answer is None:
             return error_result(
-                f"No answer ({summary['status']}): {summary['error']}\n"
-                f"Trace: {summary['trace_url']}",
+                f"No answer ({summary['status']}): {summary['error']}\n{trace_line(summary)}",
                 summary,
             )
         notes = []
@@ -254,7 +253,7 @@ class AudioMcp:
         text = (
             f"Answer: {summary['answer']}" + (f" ({'; '.join(notes)})" if notes else "")
             + f"\n{summary['calls']} tool calls, {summary['wall_s']} s, ${summary['cost_usd']:.4f}"
-            + f"\nTrace: {summary['trace_url']}"
+            + f"\n{trace_line(summary)}"
         )  # fmt: skip
         return result(text, summary)
 
@@ -285,7 +284,12 @@ class AudioMcp:
             return error_result(f"{name} did not run: {summary['error']}", summary)
         fields = {"output", "data", "error", "cached", "duration_s"}
         data = json.loads(called.model_dump_json(include=fields))
-        data.update(tool=name, run_id=outcome.run_id, trace_url=summary["trace_url"])
+        data.update(
+            tool=name,
+            run_id=outcome.run_id,
+            trace_url=summary["trace_url"],
+            trace_page_url=summary["trace_page_url"],
+        )
         if called.error:
             return error_result(called.error, data)
         return result(called.output, data)
@@ -332,6 +336,14 @@ def result(text: str, data: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=data
     )
+
+
+def trace_line(summary: dict[str, Any]) -> str:
+    """Where a person sees the run (the page, when the run has a conversation) and where a
+    program reads it (JSON)."""
+    page = summary.get("trace_page_url")
+    json_url = summary["trace_url"]
+    return f"Trace: {page} (as JSON: {json_url})" if page else f"Trace: {json_url}"
 
 
 def error_result(text: str, data: dict[str, Any] | None = None) -> types.CallToolResult:

@@ -133,7 +133,9 @@ def build_router(service: AgentService) -> APIRouter:
             text.add(event)
         if outcome.answer is None:
             return JSONResponse(
-                fmt.failure_body(outcome, base), status_code=500, headers={**headers, **NO_RETRY}
+                fmt.failure_body(outcome, base),
+                status_code=fmt.failure_status(outcome),
+                headers={**headers, **NO_RETRY},
             )
         return JSONResponse(fmt.completion(outcome, name, now(), text, base), headers=headers)
 

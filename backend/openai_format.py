@@ -172,11 +172,21 @@ def error_kind(status: int) -> tuple[str, str | None]:
     return "invalid_request_error", None
 
 
+def failure_status(outcome: RunOutcome) -> int:
+    """The HTTP status of a run that ended without an answer: 429 when the owner's daily
+    spend ran out during it (a limit, as for a question refused before it starts), else 500."""
+    failed = outcome.failed
+    return 429 if failed is not None and failed.kind == "spend_limit" else 500
+
+
 def failure_body(outcome: RunOutcome, base_url: str) -> dict[str, Any]:
     """A run that ended without an answer (failed, stopped, interrupted) as an API error."""
     failed = outcome.failed
     message = failed.message if failed else "The run ended without an answer."
-    body = error_body(message, "server_error", code=f"run_{outcome.status}")
+    if failure_status(outcome) == 429:
+        body = error_body(message, "requests", code="spend_limit")
+    else:
+        body = error_body(message, "server_error", code=f"run_{outcome.status}")
     body["run_id"] = outcome.run_id
     body[EXTENSION] = outcome.summary(base_url)
     return body

@@ -10,9 +10,12 @@ parts, usage metadata, or a Google-style error status).
 It is strict where the real API is: every generateContent body meets the rules built from
 failures users reported (``tests/fakes/gemini_rules.py``: the inline size limit, empty text
 parts, function-call turn order, function responses that do not answer the calls just
-before them, and for Gemini 3 and later thought signatures that are missing or that Gemini
-never issued), each answered with the API's own error body, and then ``google-genai``'s
-own request models (``tests/fakes/shapes.py``: unknown fields, wrong enum values).
+before them, for Gemini 3 and later thought signatures that are missing or that Gemini
+never issued, and uploaded files used while still PROCESSING or after they were deleted),
+each answered with the API's own error body, and then ``google-genai``'s own request models
+(``tests/fakes/shapes.py``: unknown fields, wrong enum values); so is the metadata that
+starts an upload (``{"file": File}``). An uploaded file stays PROCESSING for
+``processing_polls`` GETs of it, then is ACTIVE.
 ``GET /{version}/models`` lists the models the fake serves.
 """
 
@@ -43,7 +46,7 @@ from tests.fakes.gemini_replies import (  # the scripted replies, used as fg.tur
 )
 from tests.fakes.gemini_rules import GeminiProfile
 from tests.fakes.rules import rules_for
-from tests.fakes.shapes import gemini_errors
+from tests.fakes.shapes import gemini_errors, gemini_file_errors
 
 __all__ = [
     "FakeGemini", "Reply", "call", "error", "invalid_key", "quota_spent", "rate_limited",
@@ -161,6 +164,7 @@ class FakeGemini:
             max_request_bytes=self.max_request_bytes,
             issued=self.issued,
             request_bytes=len(recorded.body),
+            files={file_id: str(f.get("state")) for file_id, f in self.files.items()},
         )
         body = recorded.json or {}
         for candidate in rules_for("gemini"):
@@ -236,6 +240,11 @@ class FakeGemini:
             recorded = await self._record(request)
             command = recorded.headers.get("x-goog-upload-command", "")
             if command == "start":
+                errors = gemini_file_errors(recorded.json or {})
+                if errors:
+                    self.refused.append("sdk_shape")
+                    refused = error(400, "Invalid JSON payload received. " + errors[0])
+                    return JSONResponse(refused.error, status_code=400)
                 upload_id = f"up{next(self._ids)}"
                 meta = (recorded.json or {}).get("file", {})
                 self._pending[upload_id] = {

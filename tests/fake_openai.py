@@ -10,18 +10,23 @@ provider (``flavor``: openai, deepseek, kimi, openrouter, vllm) and what it acce
 strict: every body first meets the rules built from failures users reported
 (``tests/fakes/openai_rules.py``, ``tests/fakes/compat_rules.py``; each answers with the
 provider's own error body), then the ``openai`` SDK's own request types
-(``tests/fakes/shapes.py``: unknown keys, missing keys, wrong item types, wrong enum values).
+(``tests/fakes/shapes.py``: unknown keys, missing keys, wrong item types, wrong enum values;
+a transcription's multipart form read back into one body first).
 It sends what the providers send: reasoning in the provider's field (``reasoning_content``,
 vLLM's ``reasoning``, OpenRouter's ``reasoning_details`` in pieces), the full function name
 repeated in every chunk where some servers do, ``Retry-After``, cached-token counts,
-``x-request-id``.
+``x-request-id``; and a vLLM-Omni model (``Strict.omni``) asked without
+``modalities = ["text"]`` also speaks: its answer has a second choice with the speech.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 import time
+import wave
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,7 +45,7 @@ from tests.fakes.responses_api import (
     response_object,
 )
 from tests.fakes.rules import Refusal, openai_error, rules_for
-from tests.fakes.shapes import openai_errors
+from tests.fakes.shapes import openai_errors, transcription_errors
 
 __all__ = ["FakeOpenAI", "Reply", "ResponsesReply", "Strict"]
 
@@ -89,6 +94,7 @@ class FakeOpenAI:
         self.transcript_fn: Callable[[bytes], dict[str, Any]] | None = None
         self.requests: list[Recorded] = []
         self.refused: list[str] = []  # the ids of the rules that refused a request
+        self.spoken = 0  # answers a vLLM-Omni model (``Strict.omni``) also spoke
         self.app = self._build()
 
     def chat_bodies(self) -> list[dict[str, Any]]:
@@ -104,21 +110,24 @@ class FakeOpenAI:
     def strict(self, model: str) -> Strict:
         return (self.models or {}).get(model, Strict())
 
-    def _refuse(self, endpoint: str, body: dict[str, Any]) -> JSONResponse | None:
-        """The first rule the body breaks, then the SDK's request types; None: accepted."""
+    def _refuse(
+        self, endpoint: str, body: dict[str, Any], form: list[tuple[str, Any]] | None = None
+    ) -> JSONResponse | None:
+        """The first rule the body breaks, then the SDK's request types; None: accepted.
+        ``form``: a multipart request's fields as they came (``body`` is what the rules read)."""
         strict = self.strict(str(body.get("model")))
         for candidate in rules_for(endpoint):
             found = candidate.check(body, strict)
             if found is not None:
                 return self._answer(found)
-        if endpoint in ("chat", "responses"):
+        if endpoint == "transcription":
+            errors = transcription_errors(form if form is not None else body.items())
+        else:
             errors = openai_errors(endpoint, body, strict.extensions())
-            if errors:
-                where = errors[0].removeprefix("body.")
-                message = f"Invalid request ({where})."
-                return self._answer(
-                    Refusal(*openai_error(message, where.split(":")[0]), "sdk_shape")
-                )
+        if errors:
+            where = errors[0].removeprefix("body.")
+            message = f"Invalid request ({where})."
+            return self._answer(Refusal(*openai_error(message, where.split(":")[0]), "sdk_shape"))
         return None
 
     def _answer(self, found: Refusal) -> JSONResponse:
@@ -182,13 +191,22 @@ class FakeOpenAI:
             if reply.status != 200:
                 return _error(reply)
             strict = self.strict(body["model"])
+            modalities = body.get("modalities") or ["text", "audio"]  # vLLM-Omni's default
+            speaks = strict.omni and "audio" in modalities
+            if speaks:  # (streamed: counted; the talker's audio chunks are not sent)
+                self.spoken += 1
             if body.get("stream"):
                 include_usage = (body.get("stream_options") or {}).get("include_usage")
                 return StreamingResponse(
                     _chunks(body["model"], reply, bool(include_usage), strict),
                     media_type="text/event-stream",
                 )
-            return JSONResponse(_completion(body["model"], reply, strict))
+            completion = _completion(body["model"], reply, strict)
+            if speaks:  # the talker's speech as a choice of its own, after the text
+                if "text" not in modalities:
+                    completion["choices"] = []
+                completion["choices"].append(_spoken_choice())
+            return JSONResponse(completion)
 
         @app.post("/v1/responses")
         async def responses(request: Request):
@@ -211,15 +229,16 @@ class FakeOpenAI:
         @app.post("/v1/audio/transcriptions")
         async def transcriptions(request: Request):
             form = await request.form()
-            upload = form["file"]
-            data = await upload.read()  # type: ignore[union-attr]
-            fields = {k: v for k, v in form.multi_items() if k != "file"}
+            items = list(form.multi_items())
+            upload = form.get("file")
+            data = await upload.read() if hasattr(upload, "read") else b""  # type: ignore[union-attr]
+            fields: dict[str, Any] = {k: v for k, v in items if k != "file"}
             fields["_file_bytes"] = len(data)
             fields["_file_head"] = data[:4].decode("latin-1")
             self.requests.append(Recorded(request.url.path, fields, dict(request.headers)))
             if (refused := self._gate(request, str(fields.get("model")))) is not None:
                 return refused
-            if (refused := self._refuse("transcription", fields)) is not None:
+            if (refused := self._refuse("transcription", fields, items)) is not None:
                 return refused
             if self.transcripts:
                 reply = self.transcripts.popleft()
@@ -314,6 +333,30 @@ def _completion(model: str, reply: Reply, strict: Strict) -> dict[str, Any]:
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
         "usage": _usage(reply, strict),
+    }
+
+
+def _spoken_choice() -> dict[str, Any]:
+    """vLLM-Omni's audio choice (``_create_audio_choice``): the talker's speech as 24 kHz
+    wav, no text, the same ``index`` as the text choice."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(24_000)
+        out.writeframes(b"\0\0" * 2_400)  # 0.1 s of silence
+    audio = {
+        "id": "audio-fake",
+        "data": base64.b64encode(buffer.getvalue()).decode(),
+        "expires_at": int(time.time()) + 86_400,
+        "transcript": "",
+    }
+    return {
+        "index": 0,
+        "message": {"role": "assistant", "content": None, "audio": audio},
+        "logprobs": None,
+        "finish_reason": "stop",
+        "stop_reason": None,
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 from pathlib import Path
 
@@ -405,6 +406,7 @@ async def test_audio_tool_uploads_above_the_inline_limit(tone_wav):
         samples = tone(1.0)
         result = await tool(context(tone_wav, samples), {"question": "What is it?"})
     assert result.output == "A tone." and result.data["uploaded"] is True
+    assert server.refused == []  # the upload's metadata fits google-genai's File; ACTIVE first
     start, finish = [r for r in server.requests if r.path.startswith("/upload/")]
     assert start.headers["x-goog-upload-protocol"] == "resumable"
     assert start.headers["x-goog-upload-command"] == "start"
@@ -423,6 +425,43 @@ async def test_audio_tool_uploads_above_the_inline_limit(tone_wav):
     assert server.deleted == [f"files/{file_id}"] and server.files == {}
     order = [(r.method, r.path.split("/")[-1]) for r in server.requests]
     assert order.index(("DELETE", file_id)) > order.index(("POST", f"{MODEL}:generateContent"))
+
+
+async def test_an_uploaded_file_is_asked_about_only_once_it_is_active(tone_wav):
+    """Gemini refuses a file still PROCESSING (400 FAILED_PRECONDITION) and one deleted or
+    expired (403); the tool waits for ACTIVE, and nothing refers to the file afterwards."""
+    from google import genai
+    from google.genai import errors, types
+
+    server = fg.FakeGemini(processing_polls=3)
+    with serve(server.app) as url:
+        client = genai.Client(api_key=KEY, http_options=types.HttpOptions(base_url=url))
+        wav = io.BytesIO(to_wav_bytes(tone(0.5)))
+        early = await client.aio.files.upload(
+            file=wav, config=types.UploadFileConfig(mime_type="audio/wav")
+        )
+        assert early.state == types.FileState.PROCESSING
+        part = types.Part.from_uri(file_uri=early.uri or "", mime_type="audio/wav")
+        with pytest.raises(errors.ClientError) as refused:  # used without waiting
+            await client.aio.models.generate_content(model=MODEL, contents=["What?", part])
+        assert refused.value.code == 400 and refused.value.status == "FAILED_PRECONDITION"
+        assert "is not in an ACTIVE state" in str(refused.value.message)
+        await client.aio.files.delete(name=early.name or "")
+        with pytest.raises(errors.ClientError) as gone:
+            await client.aio.models.generate_content(model=MODEL, contents=["What?", part])
+        assert gone.value.code == 403 and "may not exist" in str(gone.value.message)
+        assert server.refused == ["gemini_file_not_active", "gemini_file_gone"]
+
+        server.queue(fg.turn(fg.text("A tone."), meta=fg.usage(100, 3)))
+        tool = GeminiAudioTool(config(url, inline_limit_bytes=1000, file_poll_s=0.01))
+        result = await tool(context(tone_wav, tone(1.0)), {"question": "What is it?"})
+    assert result.output == "A tone." and result.data["uploaded"] is True
+    assert server.refused == ["gemini_file_not_active", "gemini_file_gone"]  # none since
+    order = [(r.method, r.path.split("/")[-1]) for r in server.requests]
+    asked = order.index(("POST", f"{MODEL}:generateContent"), len(order) - 3)
+    polls = [m for m, _ in order[:asked] if m == "GET"]
+    assert len(polls) == 4  # PROCESSING three times, then ACTIVE; then asked; then deleted
+    assert order[-1][0] == "DELETE" and server.files == {}
 
 
 async def test_uploaded_audio_is_deleted_when_the_question_fails(tone_wav):

@@ -23,6 +23,7 @@ from app import create_app
 from backend.identity import Identity, load_secret
 from backend.passwords import hash_password
 from backend.settings import Settings
+from frontend.routes import conversation_path
 from storage import Store
 from tests.client_kit import BARK, DOG_B64, DOG_CLIP, SPOKEN_DIGIT, scripted_registry
 from tests.servers import serve
@@ -110,6 +111,12 @@ async def test_http_tools_upload_progress_and_the_whole_agent(tmp_path):
             assert summary["confidence"] == 0.8 and summary["guess"] is False
             assert summary["status"] == "ok" and summary["calls"] == 1
             assert summary["trace_url"] == f"{base}/api/runs/{summary['run_id']}"
+            page = summary["trace_page_url"]  # for a person: the page on that conversation
+            assert page == f"{base}{conversation_path(summary['conversation_id'])}"
+            assert answered.content[0].text.endswith(
+                f"Trace: {page} (as JSON: {summary['trace_url']})"
+            )
+            assert result["trace_page_url"].startswith(f"{base}/c/")
             assert progress.messages[0] == "bark_tool: started"
 
         # Every call is a stored run in the history of the key's owner (this browser's visitor).

@@ -24,6 +24,7 @@ from app import create_app
 from backend.openai_format import TraceText
 from backend.passwords import hash_password
 from backend.settings import Settings
+from frontend.routes import conversation_id_of, conversation_path
 from tests.client_kit import (
     BARK,
     CHOICES_TEXT,
@@ -88,6 +89,10 @@ def test_sync_sdk_in_process_answer_reasoning_and_a_stored_run(tmp_path):
         assert details["confidence"] == 0.8 and details["guess"] is False
         assert details["status"] == "ok" and details["calls"] == 1
         assert details["trace_url"] == f"http://testserver/api/runs/{run_id}"
+        # for a person: the page opened on the run's conversation (frontend/routes.py)
+        page = details["trace_page_url"]
+        assert page == f"http://testserver{conversation_path(details['conversation_id'])}"
+        assert conversation_id_of(httpx.URL(page).path) == details["conversation_id"]
         assert completion.usage.total_tokens == 0 and completion.usage.model_extra["cost"] == 0.0
         assert tool.calls == [{"top_k": 3}]
 
@@ -326,6 +331,64 @@ def test_per_owner_limits_apply_with_retry_after(tmp_path):
         response = refused.value.response
         assert 1 <= int(response.headers["retry-after"]) <= 60
         assert refused.value.body["type"] == "requests" and "per minute" in refused.value.message
+
+
+def test_the_daily_spend_cap_refuses_paid_models_in_openai_s_error_shape(tmp_path):
+    """Issue 20: the same daily cost cap as the page. A run that uses it up is stopped (429
+    ``spend_limit``, not a 500); past it a priced planner is refused before anything is
+    stored (429, Retry-After until 00:00 UTC, not retried by the SDK); a free one is still
+    served."""
+    from types import SimpleNamespace
+
+    from agent.planners.base import FinalAnswer
+    from agent.remote import Prices
+    from agent.testing import ScriptedPlanner, ScriptedTurn
+
+    def turn(messages: list[Any], tools: Any, force: bool) -> ScriptedTurn:
+        if any(m.role == "tool" for m in messages):
+            return ScriptedTurn("A bark.", answer=FinalAnswer(text="Dog", confidence=0.7))
+        return ScriptedTurn("Listening.", calls=[("bark_tool", {})], cost=0.5)
+
+    registry, _, _ = scripted_registry()
+    paid = ScriptedPlanner([turn], name="paid", label="Priced planner (tests)")
+    paid.config = SimpleNamespace(prices=Prices(per_request=0.5))  # type: ignore[attr-defined]
+    registry.register(paid, kind="planner")
+    with in_process(tmp_path, registry, daily_usd=0.4) as (client, http):
+        # Under the cap when it starts; its first turn spends it: stopped before the next.
+        with pytest.raises(openai.RateLimitError) as stopped:
+            client.chat.completions.create(model="paid/react", messages=[audio_message()])
+        assert stopped.value.code == "spend_limit" and stopped.value.type == "requests"
+        assert "daily limit of $0.40" in stopped.value.message
+        response = stopped.value.response
+        assert response.headers["x-should-retry"] == "false"
+        run = http.get(f"/api/runs/{response.headers['x-run-id']}").json()["run"]
+        assert run["status"] == "failed" and run["cost"] == pytest.approx(0.5)
+        for stream in (False, True):  # now refused before anything is stored
+            with pytest.raises(openai.RateLimitError) as refused:
+                client.chat.completions.create(
+                    model="paid/react", messages=[audio_message()], stream=stream
+                )
+            response = refused.value.response
+            assert response.status_code == 429 and "x-run-id" not in response.headers
+            error: dict[str, Any] = refused.value.body  # type: ignore[assignment]
+            assert response.json() == {"error": error}  # what the SDK read: OpenAI's shape
+            assert set(error) == {"message", "type", "param", "code"}
+            assert error["type"] == "requests" and error["code"] == "rate_limit_exceeded"
+            assert refused.value.code == "rate_limit_exceeded"
+            assert "daily limit of $0.40" in error["message"]
+            assert "$0.50 spent today" in error["message"]
+            wait = int(response.headers["retry-after"])
+            assert 0 < wait <= 86_400
+            if wait > 60:  # until midnight UTC: an SDK must not keep asking
+                assert response.headers["x-should-retry"] == "false"
+        free = client.chat.completions.create(model=MODEL, messages=[audio_message()])
+        assert free.choices[0].message.content == "Dog"  # the free planner costs nothing
+        roles = [
+            m["role"]
+            for c in http.get("/api/conversations").json()
+            for m in http.get(f"/api/conversations/{c['id']}").json()["messages"]
+        ]
+        assert roles.count("user") == 2  # the stopped run and the free one; no refused ones
 
 
 def test_a_failed_run_is_an_error_not_retried_by_the_sdk(tmp_path):

@@ -7,10 +7,13 @@ Each test names what the old code did; against it each one fails.
 from __future__ import annotations
 
 import argparse
+import base64
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 
 from agent import events as ev
@@ -207,18 +210,44 @@ async def test_gpt_transcribe_reports_its_languages(store, tone_wav):
 
 async def test_omni_models_are_asked_for_text_only(store, tone_wav):
     """Without ``modalities = ["text"]`` vLLM-Omni also generates speech for every answer."""
+    omni = Strict(flavor="vllm", omni=True)
     with openai_fake(
-        {
-            "Qwen/Qwen2.5-Omni-7B": Strict(flavor="vllm"),
-            "Qwen/Qwen3-Omni-30B-A3B-Instruct": Strict(flavor="vllm"),
-        },
+        {"Qwen/Qwen2.5-Omni-7B": omni, "Qwen/Qwen3-Omni-30B-A3B-Instruct": omni},
         key=None,  # self-hosted: any key
     ) as (server, url):
         server.chat_fn = lambda body: Reply(text="A tone.")
+        results = []
         for name in ("qwen2_5_omni", "qwen3_omni"):
             _, config = shipped("tool", name, url)
-            await OpenAIAudioChatTool(config)(tool_ctx(store, tone_wav), {"question": "What?"})
+            tool = OpenAIAudioChatTool(config)
+            results.append(await tool(tool_ctx(store, tone_wav), {"question": "What?"}))
     assert [b["modalities"] for b in server.chat_bodies()] == [["text"], ["text"]]
+    assert server.spoken == 0 and [r.output for r in results] == ["A tone.", "A tone."]
+
+
+async def test_an_omni_model_asked_without_modalities_also_speaks(store, tone_wav):
+    """What the entries' ``modalities = ["text"]`` saves: the fake vLLM-Omni answers as the
+    real one does, with a second choice holding the talker's speech."""
+    with openai_fake({"Qwen/Qwen2.5-Omni-7B": Strict(flavor="vllm", omni=True)}, key=None) as (
+        server,
+        url,
+    ):
+        server.chat_fn = lambda body: Reply(text="A tone.")
+        _, config = shipped("tool", "qwen2_5_omni", url)
+        config = dataclasses.replace(
+            config, options={k: v for k, v in config.options.items() if k != "modalities"}
+        )
+        result = await OpenAIAudioChatTool(config)(tool_ctx(store, tone_wav), {"question": "?"})
+        client = openai.OpenAI(base_url=url, api_key="none", max_retries=0)
+        spoken = client.chat.completions.create(
+            model="Qwen/Qwen2.5-Omni-7B", messages=[{"role": "user", "content": "Hi"}]
+        )
+    assert "modalities" not in server.chat_bodies()[0] and server.spoken == 2
+    assert result.output == "A tone."  # the text is the first choice; the speech was made
+    text, speech = spoken.choices
+    assert text.message.content == "A tone." and text.message.audio is None
+    assert speech.message.content is None and speech.index == text.index == 0
+    assert base64.b64decode(speech.message.audio.data)[:4] == b"RIFF"
 
 
 async def test_a_server_that_sends_no_usage_is_not_reported_as_zero_tokens(store, tone_wav):

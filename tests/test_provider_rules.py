@@ -9,13 +9,21 @@ import re
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
+from fastapi.testclient import TestClient
 
+from tests.fake_openai import FakeOpenAI
 from tests.fakes import compat_rules, gemini_rules, openai_rules  # noqa: F401 - registration
 from tests.fakes.gemini_rules import STAND_IN, GeminiProfile
 from tests.fakes.profile import Strict
 from tests.fakes.rules import RULES, count_by_provider
-from tests.fakes.shapes import gemini_errors, openai_errors
+from tests.fakes.shapes import (
+    gemini_errors,
+    gemini_file_errors,
+    openai_errors,
+    transcription_errors,
+)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
@@ -30,6 +38,12 @@ def model_call(**signed: Any) -> dict[str, Any]:
 def answer(count: int = 1) -> dict[str, Any]:
     part = {"functionResponse": {"name": "f", "response": {"output": "x"}}}
     return {"role": "user", "parts": [part] * count}
+
+
+def file_part(file_id: str) -> dict[str, Any]:
+    uri = f"https://generativelanguage.googleapis.com/v1beta/files/{file_id}"
+    data = {"fileData": {"fileUri": uri, "mimeType": "audio/wav"}}
+    return {"role": "user", "parts": [{"text": "What is it?"}, data]}
 
 
 def two_calls() -> dict[str, Any]:
@@ -240,6 +254,16 @@ EXAMPLES: dict[str, tuple[Any, dict[str, Any], dict[str, Any]]] = {
             ]
         },
     ),
+    "gemini_file_not_active": (
+        GeminiProfile(files={"abc123": "PROCESSING", "def456": "ACTIVE"}),
+        {"contents": [file_part("abc123")]},
+        {"contents": [file_part("def456")]},
+    ),
+    "gemini_file_gone": (
+        GeminiProfile(files={"def456": "ACTIVE"}),
+        {"contents": [file_part("gone789")]},
+        {"contents": [file_part("def456")]},
+    ),
 }
 
 
@@ -264,7 +288,7 @@ def test_each_rule_refuses_its_failure_with_the_providers_own_body(found):
     else:
         refusal = found.check(bad, profile)
         assert found.check(good, profile) is None
-    assert refusal is not None and refusal.rule == found.id and refusal.status in (400, 404)
+    assert refusal is not None and refusal.rule == found.id and refusal.status in (400, 403, 404)
     body = refusal.body
     message = body.get("message") or body["error"]["message"]
     assert message and (body.get("object") == "error" or "error" in body)
@@ -326,3 +350,76 @@ def test_gemini_bodies_meet_the_genai_models():
     ]
     signed = {"contents": [USER, model_call(thoughtSignature=STAND_IN)]}
     assert gemini_errors(signed) == []  # the literal stand-in is valid base64 (URL-safe)
+
+
+def test_transcription_forms_meet_the_openai_request_types():
+    """A multipart form, as the SDK writes one: ``a[]`` lists, ``a[b]`` objects, strings."""
+    ours = [
+        ("model", "whisper"),
+        ("file", b"RIFF"),
+        ("response_format", "verbose_json"),
+        ("timestamp_granularities[]", "segment"),
+        ("language", "de"),
+        ("prompt", "Hi"),
+    ]
+    assert transcription_errors(ours) == []
+    vad = [
+        ("model", "m"),
+        ("file", b""),
+        ("stream", "false"),
+        ("temperature", "0.2"),
+        ("chunking_strategy[type]", "server_vad"),
+        ("chunking_strategy[threshold]", "0.5"),
+    ]
+    assert transcription_errors(vad) == []
+    assert transcription_errors([("model", "m")]) == ["body: missing required parameter 'file'"]
+    wrong = [("model", "m"), ("file", b""), ("timestamp_granularities[]", "sentence"),
+             ("temperature", "warm"), ("timestamp_granularity", "word")]  # fmt: skip
+    assert transcription_errors(wrong) == [
+        "body: unknown parameter 'timestamp_granularity'",
+        "body.timestamp_granularities[0]: 'sentence' is not one of ['word', 'segment']",
+        "body.temperature: expected a number",
+    ]
+    # an array sent as a plain field (no brackets) is not one
+    plain = [("model", "m"), ("file", b""), ("timestamp_granularities", "segment")]
+    assert transcription_errors(plain) == ["body.timestamp_granularities: expected an array"]
+
+
+def test_a_malformed_transcription_is_refused_on_the_wire():
+    """The fake OpenAI server checks every transcription form it receives (through the SDK)."""
+    server = FakeOpenAI()
+    with TestClient(server.app) as http:
+        client = openai.OpenAI(
+            base_url="http://testserver/v1", api_key="k", http_client=http, max_retries=0
+        )
+        wav = ("a.wav", b"RIFF....WAVE", "audio/wav")
+        ok = client.audio.transcriptions.create(
+            model="whisper-1", file=wav, response_format="verbose_json",
+            timestamp_granularities=["segment"], language="en",
+        )  # fmt: skip
+        assert ok.text == "" and server.refused == []
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.audio.transcriptions.create(
+                model="whisper-1", file=wav,
+                timestamp_granularities=["sentence"],  # type: ignore[list-item]
+            )  # fmt: skip
+        assert refused.value.body["param"] == "timestamp_granularities[0]"
+        assert "sentence" in refused.value.message
+        with pytest.raises(openai.BadRequestError, match="unknown parameter 'diarize'"):
+            client.audio.transcriptions.create(
+                model="whisper-1", file=wav, extra_body={"diarize": True}
+            )
+    assert server.refused == ["sdk_shape", "sdk_shape"]
+
+
+def test_gemini_upload_metadata_meets_the_file_model():
+    assert gemini_file_errors({"file": {"mimeType": "audio/wav", "sizeBytes": "44"}}) == []
+    assert gemini_file_errors({"file": {"mimeType": "audio/wav", "colour": "red"}}) == [
+        "file.colour: Extra inputs are not permitted"
+    ]
+    assert gemini_file_errors({"file": {}, "ttl": "48h"}) == [
+        'Unknown name "ttl": Cannot find field.'
+    ]
+    assert gemini_file_errors({"file": {"state": "READY"}}) == [
+        "file: READY is not a valid FileState"
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,9 @@ class GeminiProfile:
     max_request_bytes: int = 20 * 1024 * 1024
     issued: set[bytes] = field(default_factory=set)  # signatures this server handed out
     request_bytes: int = 0  # the size of the request being checked
+    # The Files API's files by id (``files/{id}``) and their state (PROCESSING, ACTIVE,
+    # FAILED); None: the server has no Files API (the file rules are not checked).
+    files: dict[str, str] | None = None
 
 
 def _contents(body: Body) -> list[dict[str, Any]]:
@@ -198,4 +202,68 @@ def gemini_invalid_signature(body: Body, profile: GeminiProfile) -> Refusal | No
                         f"{LEARN_MORE}"
                     ),
                 )
+    return None
+
+
+_FILE_ID = re.compile(r"(?:^|/)files/([a-z0-9-]+)$")
+
+
+def _file_ids(body: Body) -> list[str]:
+    """The Files API ids the request's ``fileData`` parts name (``.../files/{id}``; a
+    YouTube or ``gs://`` URI names none)."""
+    ids = []
+    for content in _contents(body):
+        for part in _parts(content):
+            data = part.get("fileData")
+            uri = str(data.get("fileUri") or "") if isinstance(data, dict) else ""
+            if found := _FILE_ID.search(uri):
+                ids.append(found.group(1))
+    return ids
+
+
+@rule(
+    provider="Gemini",
+    endpoint="gemini",
+    rule="A file from the Files API is used only once it is ACTIVE (an upload of audio or "
+    "video is PROCESSING at first; 400 `FAILED_PRECONDITION`)",
+    we_do="after an upload the file is polled every `file_poll_s` until it is ACTIVE (FAILED "
+    "or still processing at the timeout: a clear error, the file deleted) and only then asked "
+    "about",
+    source="https://github.com/home-assistant/core/issues/140182",
+)
+def gemini_file_not_active(body: Body, profile: GeminiProfile) -> Refusal | None:
+    for file_id in _file_ids(body):
+        state = (profile.files or {}).get(file_id)
+        if state is not None and state != "ACTIVE":
+            return refusal(
+                "gemini_file_not_active",
+                gemini_error(
+                    f"The File {file_id} is not in an ACTIVE state and usage is not allowed.",
+                    name="FAILED_PRECONDITION",
+                ),
+            )
+    return None
+
+
+@rule(
+    provider="Gemini",
+    endpoint="gemini",
+    rule="A file that was deleted, or has expired (48 hours after its upload), cannot be used "
+    "(403, worded as a permission error)",
+    we_do="each question about the audio uploads its own range and deletes the file after "
+    "the answer; no later request refers to it",
+    source="https://github.com/langgenius/dify-plugin-daemon/issues/192",
+)
+def gemini_file_gone(body: Body, profile: GeminiProfile) -> Refusal | None:
+    if profile.files is None:
+        return None
+    for file_id in _file_ids(body):
+        if file_id not in profile.files:
+            return refusal(
+                "gemini_file_gone",
+                gemini_error(
+                    f"You do not have permission to access the File {file_id} or it may not exist.",
+                    status=403,
+                ),
+            )
     return None

@@ -32,7 +32,13 @@ class Strict:
     fixed_temperature: float | None = None  # Kimi K2.6: "only 1 is allowed for this model"
     json_only_transcription: bool = False  # gpt-transcribe: json or text, no verbose_json
     usage_in_stream: bool = True  # False: a local server that never sends token counts
-    omni: bool = False  # vLLM-Omni: also speaks unless modalities = ["text"]
+    # vLLM-Omni (Qwen2.5-Omni, Qwen3-Omni): a request without ``modalities`` runs every stage,
+    # the talker too (vllm-omni's serving_chat: the output modalities default to every
+    # stage's; per request since https://github.com/vllm-project/vllm-omni/pull/298), and
+    # the answer has a second choice with the speech (``message.audio``, base64 wav, the
+    # same ``index``: https://github.com/vllm-project/vllm-omni/issues/540);
+    # ``modalities = ["text"]`` stops after the thinker.
+    omni: bool = False
 
     def extensions(self) -> dict[str, frozenset[str]]:
         """Keys this provider adds to the ``openai`` SDK's request types (see ``shapes``)."""

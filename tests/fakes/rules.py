@@ -114,10 +114,16 @@ def vllm_error(message: str) -> tuple[int, Body]:
     }
 
 
-def gemini_error(message: str, status: int = 400) -> tuple[int, Body]:
-    names = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND"}
+def gemini_error(message: str, status: int = 400, name: str | None = None) -> tuple[int, Body]:
+    """Google's error body; ``name`` the status name when it is not the status code's usual
+    one (a 400 ``FAILED_PRECONDITION``)."""
+    names = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND"}
     return status, {
-        "error": {"code": status, "message": message, "status": names.get(status, "UNKNOWN")}
+        "error": {
+            "code": status,
+            "message": message,
+            "status": name or names.get(status, "UNKNOWN"),
+        }
     }
 
 

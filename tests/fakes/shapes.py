@@ -5,10 +5,14 @@ key, a missing required key, a wrong item type or an enum value the SDK's type d
 list is a 400, as the real APIs answer ("Unknown parameter: 'input[2].status'.").
 
 - ``openai``: the ``TypedDict`` request types (``CompletionCreateParams...``,
-  ``ResponseCreateParams...``), walked here field by field: the SDK does not check them at
-  run time, so a wrong key goes out on the wire unnoticed.
+  ``ResponseCreateParams...``, ``TranscriptionCreateParams...``), walked here field by
+  field: the SDK does not check them at run time, so a wrong key goes out on the wire
+  unnoticed. A transcription is a multipart form: its fields are read back into one body
+  first (``a[]`` repeated is a list, ``a[b]`` an object, as the SDK writes them) and its
+  string values taken as the type asks (``"0.2"`` for a number, ``"false"`` for a boolean).
 - ``google-genai``: its pydantic models forbid unknown fields; the wire JSON (camelCase,
-  base64 bytes) is validated with ``model_validate_json``.
+  base64 bytes) is validated with ``model_validate_json``: a generateContent body, and the
+  metadata that starts a Files API upload (``{"file": File}``).
 
 Provider extensions the SDK types do not know (DeepSeek's ``reasoning_content`` on an
 assistant message, OpenRouter's ``reasoning_details``) are allowed per fake model, by the
@@ -18,6 +22,7 @@ name of the ``TypedDict`` they extend.
 from __future__ import annotations
 
 import json
+import re
 import typing
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -165,6 +170,106 @@ def openai_errors(endpoint: str, body: dict[str, Any], extras: Extras | None = N
     return typed_errors(body, tp, "body", extras)
 
 
+# -- multipart forms (audio/transcriptions) --------------------------------------------------
+
+
+def form_body(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """Form fields as the ``openai`` SDK writes them (``array_format="brackets"``) back into
+    one body: ``timestamp_granularities[]`` repeated is a list, ``chunking_strategy[type]``
+    a key of an object."""
+    body: dict[str, Any] = {}
+    for key, value in items:
+        name, _, rest = key.partition("[")
+        path = [name, *re.findall(r"\[([^\]]*)\]", "[" + rest)] if rest else [name]
+        _put(body, path, value)
+    return body
+
+
+def _put(target: Any, path: list[str], value: Any) -> None:
+    head, rest = path[0], path[1:]
+    if not rest:
+        if isinstance(target, list):
+            target.append(value)
+        else:
+            target[head] = value
+        return
+    empty: Any = [] if rest[0] == "" else {}
+    if isinstance(target, list):
+        target.append(empty)
+        child = empty
+    else:
+        child = target.get(head)
+        if not isinstance(child, type(empty)):  # "a" and "a[b]" both sent: the latter wins
+            child = target[head] = empty
+    _put(child, rest, value)
+
+
+def _form_text(value: Any) -> str:
+    """How the SDK writes a scalar into a form (``True`` is ``true``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def from_form(value: Any, tp: Any) -> Any:
+    """``value`` (strings, lists and objects of strings) as the type ``tp`` reads it: a
+    string that spells a number, boolean or enum value the type wants becomes that value;
+    anything else stays as it came (and the walk above reports it)."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Annotated, typing_extensions.Annotated, *_REQUIRED, *_NOT_REQUIRED):
+        return from_form(value, args[0])
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        for option in args:
+            converted = from_form(value, option)
+            if not typed_errors(converted, option):
+                return converted
+        return value
+    if origin is typing.Literal or origin is typing_extensions.Literal:
+        for arg in args:
+            if isinstance(value, str) and value == _form_text(arg):
+                return arg
+        return value
+    if typing_extensions.is_typeddict(tp) and isinstance(value, dict):
+        hints = typing_extensions.get_type_hints(tp, include_extras=True)
+        return {k: from_form(v, hints[k]) if k in hints else v for k, v in value.items()}
+    if _shape(tp) is list and isinstance(value, list) and args:
+        return [from_form(v, args[0]) for v in value]
+    if not isinstance(value, str):
+        return value
+    if tp is bool and value in ("true", "false"):
+        return value == "true"
+    if tp in (int, float):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        if tp is float:
+            return number
+        return int(number) if number.is_integer() and "." not in value else value
+    return value
+
+
+def transcription_errors(
+    items: Iterable[tuple[str, Any]], extras: Extras | None = None
+) -> list[str]:
+    """A multipart ``audio/transcriptions`` request against the ``openai`` SDK's
+    ``TranscriptionCreateParams``. The ``file`` part is only required, not read."""
+    from openai.types.audio import transcription_create_params as params
+
+    body = form_body(items)
+    streaming = body.get("stream") == "true"
+    tp = (
+        params.TranscriptionCreateParamsStreaming
+        if streaming
+        else params.TranscriptionCreateParamsNonStreaming
+    )
+    return typed_errors(from_form(body, tp), tp, "body", extras)
+
+
+# -- google-genai -------------------------------------------------------------------------------
+
+
 _GEMINI_FIELDS = {
     "contents": "Content",
     "systemInstruction": "Content",
@@ -204,4 +309,24 @@ def gemini_errors(body: dict[str, Any]) -> list[str]:
             errors += [
                 f"{key}[{index}]: {w.message}" for w in seen if "is not a valid" in str(w.message)
             ]
+    return errors
+
+
+def gemini_file_errors(body: Any) -> list[str]:
+    """The body that starts a Files API upload (``media.upload``: ``{"file": File}``, the
+    metadata the SDK sends before the bytes) against ``google-genai``'s ``File`` model."""
+    from google.genai import types
+
+    if not isinstance(body, dict):
+        return ["Invalid JSON payload received. Expected an object."]
+    errors = [f'Unknown name "{key}": Cannot find field.' for key in body if key != "file"]
+    with warnings.catch_warnings(record=True) as seen:  # an unknown enum value: see above
+        warnings.simplefilter("always")
+        try:
+            types.File.model_validate_json(json.dumps(body.get("file", {})))
+        except pydantic.ValidationError as exc:
+            for problem in exc.errors():
+                where = ".".join(str(p) for p in problem["loc"])
+                errors.append(f"file.{where}: {problem['msg']}".replace("file.:", "file:"))
+    errors += [f"file: {w.message}" for w in seen if "is not a valid" in str(w.message)]
     return errors
