@@ -140,8 +140,48 @@ def _quant_params(graph: Any) -> tuple[_Quant, _Quant, bool]:
     return input_q, output_q, node.op_type != "Sigmoid"
 
 
-@functools.lru_cache(maxsize=1)
-def _load() -> _Model:
+def _weights_as_uint8(model: Any) -> Any:
+    """The model with its weights quantised to uint8 instead of int8 (their zero points
+    + 128: the same numbers once dequantised), so onnxruntime multiplies uint8 by uint8.
+
+    The graph is in QDQ form (uint8 activations, int8 weights), and onnxruntime fuses each
+    Q/DQ + Conv group into an int8 kernel. On a CPU without VNNI (AVX2 only, as this
+    machine's AMD EPYC) its uint8 x int8 kernel sums the products in pairs in 16 bits, which
+    saturate (the u8s8 overflow such CPUs are known for), so the scores depended on the
+    machine and strayed far from the graph's own: over the 50 ESC-50 clips of ../shared/data
+    a class's mean score moved by up to 0.62 ("Applause" 0.35 instead of 0.97 on clapping,
+    "Toilet flush" 0.35 instead of 0.80), which cost the dev sets' which-sound, counting and
+    order items (docs/offline-answers.md, issue-17f). The uint8 x uint8 kernel does not
+    saturate: within 0.04 of the unoptimised graph on those clips, about 25 % slower than
+    the saturating one. (onnxruntime's own switch, "session.x64quantprecision", does this
+    too but fails on this graph in 1.32: its weights share zero points.)
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    graph = model.graph
+    initializers = {t.name: t for t in graph.initializer}
+    weight_q = [
+        n for n in graph.node if n.op_type == "QuantizeLinear" and n.input[0] in initializers
+    ]
+    zero_points = {n.input[2] for n in weight_q if len(n.input) > 2}
+    if not zero_points or any(
+        initializers[name].data_type != onnx.TensorProto.INT8 for name in zero_points
+    ):
+        return model  # not the layout this was written for: left as it is
+    for name in zero_points:
+        tensor = initializers[name]
+        shifted = numpy_helper.to_array(tensor).astype(np.int16) + 128
+        tensor.CopyFrom(numpy_helper.from_array(shifted.astype(np.uint8), name))
+    outputs = {n.output[0] for n in weight_q}
+    for info in list(graph.value_info) + list(graph.output):
+        if info.name in outputs:
+            info.type.tensor_type.elem_type = onnx.TensorProto.UINT8
+    return model
+
+
+@functools.lru_cache(maxsize=2)
+def _load(reference: bool = False) -> _Model:
     import onnx
     import onnxruntime as ort
 
@@ -149,17 +189,21 @@ def _load() -> _Model:
     proto = onnx.ModelProto()
     proto.ParseFromString(data)
     input_q, output_q, logits = _quant_params(proto.graph)
+    if not reference:
+        data = _weights_as_uint8(proto).SerializeToString()
     options = ort.SessionOptions()
     # Sized with the model executor so concurrent calls do not oversubscribe the cores.
     options.intra_op_num_threads = executor.threads_per_call()
     options.inter_op_num_threads = 1
+    if reference:  # the graph node by node, nothing folded or fused: slow, for checks
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     return _Model(session, session.get_inputs()[0].name, input_q, output_q, logits)
 
 
-def _model() -> _Model:
+def _model(reference: bool = False) -> _Model:
     with _LOCK:
-        return _load()
+        return _load(reference)
 
 
 @functools.lru_cache(maxsize=1)
@@ -258,10 +302,10 @@ def patches(samples: np.ndarray) -> np.ndarray:
     return np.stack([mel[s : s + PATCH_FRAMES] for s in starts])
 
 
-def _scores(patch_batch: np.ndarray) -> np.ndarray:
+def _scores(patch_batch: np.ndarray, reference: bool = False) -> np.ndarray:
     from scipy.special import expit
 
-    m = _model()
+    m = _model(reference)
     out = np.empty((len(patch_batch), N_CLASSES), dtype=np.float32)
     for i, patch in enumerate(patch_batch):
         x = patch[None, None, :, :]
@@ -281,11 +325,14 @@ def _scores(patch_batch: np.ndarray) -> np.ndarray:
     return out
 
 
-def tag(samples: np.ndarray, *, top_k: int = 5) -> SoundTags:
-    """Score every 0.96 s patch (hop 0.48 s); rank labels by their mean score over the clip."""
+def tag(samples: np.ndarray, *, top_k: int = 5, reference: bool = False) -> SoundTags:
+    """Score every 0.96 s patch (hop 0.48 s); rank labels by their mean score over the clip.
+
+    ``reference``: through the graph as it is, run node by node with no graph optimisation
+    (slow; what the tagger's session must agree with on any CPU, see ``_weights_as_uint8``)."""
     audio = np.asarray(samples, dtype=np.float32).reshape(-1)
     duration = audio.size / SAMPLE_RATE
-    frames = _scores(patches(audio))
+    frames = _scores(patches(audio), reference)
     times = []
     for i in range(len(frames)):
         start = i * PATCH_HOP_SECONDS

