@@ -187,6 +187,20 @@ async def test_background_noise_from_the_tagger_and_the_silences():
     assert answer.text.startswith("Yes:"), answer.text
 
 
+async def test_the_main_sounds_own_classes_are_not_its_background():
+    """A dog barking between silences: "Animal" on top, "Dog" and "Domestic animals, pets"
+    under it are the same sound, not a background (was "Yes: besides animal, the sound
+    classifier hears Domestic animals, pets (0.94), Dog (0.93)")."""
+    dog = _tagged(Animal=0.96, Domestic_animals__pets=0.94, Dog=0.93, Bark=0.5)
+    silent = {**BASE, "silence_ratio": 0.88}
+    answer = await _ask("Is there background noise?", sound_events=dog, signal_stats=silent)
+    assert answer.text.startswith("No: between the sounds it falls silent"), answer.text
+    assert answer.text.endswith("nothing else reaches 0.15."), answer.text  # Dog is the sound
+    barn = _tagged(Animal=0.9, Dog=0.8, Rain=0.45)  # a dog in the rain: the rain is
+    answer = await _ask("Is there background noise?", sound_events=barn, signal_stats=silent)
+    assert answer.text.startswith("Yes:") and "Rain" in answer.text, answer.text
+
+
 async def test_loud_and_clipped_from_the_levels():
     answer = await _ask("Is the recording loud?", signal_stats=LOW)
     assert answer.text.startswith("Yes: it is loud, about -18 LUFS"), answer.text

@@ -394,10 +394,25 @@ def _background(evidence: Evidence) -> tuple[dict[str, float], set[str]]:
         if lb not in NOT_A_SOURCE
     ]
     if sources and sources[0][0] not in foreground and sources[0][0] not in NOISE_CLASSES:
-        foreground.add(sources[0][0])  # a dog barking is what the recording is of
+        # a dog barking is what the recording is of, and so are the classes of its branch:
+        # "Animal" on top does not make "Dog" and "Domestic animals, pets" a background
+        foreground |= {sources[0][0]} | _branch(sources[0][0])
     candidates = (seen - foreground) | (seen & NOISE_CLASSES)
     candidates -= {"Whoosh, swoosh, swish", "Sound effect", "Inside, public space"}
     return _scores(evidence, candidates), foreground
+
+
+# Ontology branches a recording's main sound may belong to, the narrowest first.
+SOURCE_BRANCHES = ("bird", "insect", "animal", "engine", "vehicle", "alarm", "tool", "domestic")
+
+
+def _branch(label: str) -> frozenset[str]:
+    """The narrowest branch of sources holding ``label`` (empty when none does)."""
+    for name in SOURCE_BRANCHES:
+        members = group(name)
+        if label in members:
+            return members
+    return frozenset()
 
 
 def _noise(ask: OpenAsk, evidence: Evidence) -> Judged:
