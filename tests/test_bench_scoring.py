@@ -161,3 +161,22 @@ def test_judge_scores_parsed_as_mmau_pro_reads_them() -> None:
     assert missing["completeness"] == 3.0 and missing["overall"] == 4.5
     neutral = parse_scores("CORRECTNESS: 1\nRELEVANCE: 1\nCOMPLETENESS: 1\nCLARITY: 1\nOVERALL: 3")
     assert neutral["overall"] == 1.0  # an overall of 3 is replaced by the criteria's mean
+
+
+def test_dev_set_questions_in_words_are_scored_by_their_own_scorer() -> None:
+    """The dev sets' open questions (MMAU format, no choices, an ``open`` kind) are read as
+    ``bench.devsets_open`` reads them, as ``bench.run_benchmark`` does; the token rule read
+    "Three sounds: ..." against "three" as a miss."""
+
+    def words(kind: str, answer: str, **raw: object) -> Item:
+        return Item(id="d1", benchmark="mmau", question="How many?", choices=[], answer=answer,
+                    audio=[Path("a.wav")], kind="choice", groups={"category": "open"},
+                    raw={"open": kind, "answer": answer, **raw})  # fmt: skip
+
+    many = words("how_many", "three")
+    right = score_item(many, RunFacts(prediction="Three sounds: a dog, a bell, rain."))
+    assert right.correct is True and right.value == 1.0 and right.kind == "words"
+    assert score_item(many, RunFacts(prediction="Two sounds: a dog, rain.")).correct is False
+    yes_no = words("yes_no", "no")
+    assert score_item(yes_no, RunFacts(prediction="No: nothing like a dog.")).correct is True
+    assert score_item(yes_no, RunFacts(prediction="Yes: a dog at 1 s.")).correct is False
