@@ -4,6 +4,8 @@
 budget, serves identical calls from the cache, reports tool errors to the planner (never
 swallowed) and maps the final answer onto the choices. It sits below both ``agent.run``
 (which builds one and hands it to a strategy) and ``agent.strategies`` (which drive it).
+The request is defined in ``agent.run_request`` and one tool call's path in
+``agent.tool_calls``; both are imported from here as before.
 """
 
 from __future__ import annotations
@@ -11,20 +13,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent import events as ev
-from agent import inflight
 from agent.answer import ChoiceMatch, Similarity, extract_answer, match_choice, strip_answer
 from agent.audio import AudioRef, AudioStore
-from agent.local_models.executor import run_timed
 from agent.planners.base import (
     ChatMessage,
     FinalAnswer,
-    Planner,
     PlannerError,
     TextDelta,
     ToolCallRequest,
@@ -34,58 +32,21 @@ from agent.planners.base import (
 )
 from agent.prefetch import Prefetch
 from agent.prompts import audio_alias, question_prompt, run_context, system_prompt
-from agent.tools.base import (
-    Tool,
-    ToolCache,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    cache_key,
-)
+from agent.run_request import DEFAULT_TOOL_TIMEOUT_S, PriorTurn, RunRequest, is_paid, tool_timeout
+from agent.tool_calls import ToolCalls
+from agent.tools.base import Tool, ToolCache, ToolResult, cache_key
 
-DEFAULT_TOOL_TIMEOUT_S = 180.0
-
-
-def tool_timeout(req: RunRequest, tool: Tool) -> float:
-    """The request's tool timeout, or longer for a remote tool whose one call with its
-    retries may take longer (``tool.timeout_s``, derived from its catalogue entry)."""
-    return max(req.tool_timeout_s, float(getattr(tool, "timeout_s", 0) or 0))
-
-
-@dataclass
-class PriorTurn:
-    """An earlier question and answer in the same conversation."""
-
-    question: str
-    answer: str
-    choices: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RunRequest:
-    question: str
-    audio: list[AudioRef]
-    planner: Planner
-    tools: list[Tool]
-    choices: list[str] = field(default_factory=list)
-    history: list[PriorTurn] = field(default_factory=list)
-    strategy: str = "react"
-    budget: int | None = None  # None: the strategy's own default
-    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    first_seq: int = 1  # > 1 when the run manager stored events (queued) before it started
-    # Before each paid planner turn or tool call: a reason to refuse it (the owner's daily
-    # spend is used up), or None. Set by the run manager when a daily limit is configured.
-    spend_check: Callable[[], Awaitable[str | None]] | None = None
-
-
-def is_paid(model: Any) -> bool:
-    """A remote planner or tool with a price in the catalogue (local ones cost nothing)."""
-    prices = getattr(getattr(model, "config", None), "prices", None)
-    if not dataclasses.is_dataclass(prices):
-        return False
-    values = (getattr(prices, f.name, 0.0) for f in dataclasses.fields(prices))
-    return any(isinstance(v, int | float) and v > 0 for v in values)
+__all__ = [  # the request's names too: the run's API, wherever they are defined
+    "DEFAULT_TOOL_TIMEOUT_S",
+    "CallOutcome",
+    "PriorTurn",
+    "RunContext",
+    "RunRequest",
+    "TurnOutcome",
+    "is_paid",
+    "tool_specs",
+    "tool_timeout",
+]
 
 
 @dataclass
@@ -150,7 +111,7 @@ def tool_specs(tools: Sequence[Tool], audio: Sequence[AudioRef]) -> list[ToolSpe
     return specs
 
 
-class RunContext:
+class RunContext(ToolCalls):
     """The shared machinery of one run; strategies drive it and yield its events."""
 
     def __init__(
@@ -364,168 +325,6 @@ class RunContext:
             cached=outcome.cached,
             error=result.error,
         )
-
-    async def spend_refusal(self, model: Any) -> str | None:
-        """Why a paid call must not be made now (the daily spend is used up), else None."""
-        if self.req.spend_check is None or not is_paid(model):
-            return None
-        return await self.req.spend_check()
-
-    async def _call_tool(
-        self, request: ToolCallRequest, tools: list[Tool], use_cache: bool
-    ) -> tuple[ToolResult, bool]:
-        if request.parse_error:
-            return ToolResult(output="", error=request.parse_error), False
-        tool = next((t for t in tools if t.name == request.name), None)
-        if tool is None:
-            names = ", ".join(t.name for t in tools) or "none"
-            error = f"Unknown tool '{request.name}'. Available tools: {names}."
-            return ToolResult(output="", error=error), False
-        arguments = dict(request.arguments)
-        alias = str(arguments.pop("audio_id", "") or audio_alias(0))
-        audio = self._audio_for(alias)
-        if audio is None:
-            known = ", ".join(audio_alias(i) for i in range(len(self.req.audio)))
-            known = known or "none (no audio was given)"
-            error = f"Unknown audio id '{alias}'. Known ids: {known}."
-            return ToolResult(output="", error=error), False
-        prefetched = self._prefetched.claim(cache_key(audio.id, tool.name, arguments, tool.model))
-        if prefetched is not None:  # started when the question arrived
-            outcome = await prefetched
-        else:
-            refusal = await self.spend_refusal(tool)
-            if refusal:
-                return ToolResult(output="", error=f"{tool.name} not run: {refusal}"), False
-            outcome = await self._fetch(tool, audio, arguments, tools, use_cache)
-        if outcome[0].error:  # it ran (or the call it joined ran) and failed or timed out
-            self.failed_tools.append(tool.name)
-        return outcome
-
-    def _audio_for(self, alias: str) -> AudioRef | None:
-        return {audio_alias(i): a for i, a in enumerate(self.req.audio)}.get(alias)
-
-    def _call_key(self, request: ToolCallRequest, tools: list[Tool]) -> str | None:
-        """The cache key a valid call will use (None if it names no tool or audio)."""
-        tool = next((t for t in tools if t.name == request.name), None)
-        if tool is None or getattr(tool, "composite", False):
-            return None
-        arguments = dict(request.arguments)
-        audio = self._audio_for(str(arguments.pop("audio_id", "") or audio_alias(0)))
-        return cache_key(audio.id, tool.name, arguments, tool.model) if audio else None
-
-    async def _prime_cache(self, requests: list[ToolCallRequest], tools: list[Tool]) -> None:
-        """Look up a turn's calls in one read instead of one per call (the cache's
-        ``get_many``; without it, each call asks on its own as before)."""
-        get_many = getattr(self.cache, "get_many", None)
-        keys = [k for r in requests if (k := self._call_key(r, tools)) is not None]
-        keys = [k for k in keys if k not in self._prefetched]
-        if get_many is None or len(keys) < 2:
-            return
-        peek = getattr(self.cache, "peek", None)
-        found = {k: hit for k in keys if peek is not None and (hit := peek(k)) is not None}
-        rest = [k for k in keys if k not in found]
-        if rest and getattr(self.cache, "blocking", True):
-            found.update(await asyncio.to_thread(get_many, rest))
-        elif rest:
-            found.update(get_many(rest))
-        self._looked_up = {k: found.get(k) for k in keys}
-
-    async def _fetch(
-        self,
-        tool: Tool,
-        audio: AudioRef,
-        arguments: dict[str, Any],
-        tools: list[Tool],
-        use_cache: bool,
-    ) -> tuple[ToolResult, bool]:
-        """From the cache, by joining the identical call already running, or by running it.
-
-        The flag is True when this run did not pay for the result (cached or joined)."""
-        key = cache_key(audio.id, tool.name, arguments, tool.model)
-        # A composite tool's result depends on the tools it combines; its inner calls are
-        # cached one by one instead.
-        use_cache = use_cache and not getattr(tool, "composite", False)
-        if use_cache:
-            hit = await self._cache_get(key)
-            if hit is not None:
-                return hit, True
-        return await inflight.CALLS.run(
-            self._flight_key(key),
-            lambda: self._execute(tool, audio, arguments, tools, key, use_cache),
-        )
-
-    async def _execute(
-        self,
-        tool: Tool,
-        audio: AudioRef,
-        arguments: dict[str, Any],
-        tools: list[Tool],
-        key: str,
-        use_cache: bool,
-    ) -> ToolResult:
-        try:
-            samples = self.store.cached_samples(audio)
-            if samples is None:
-                samples = await asyncio.to_thread(self.store.samples, audio)
-            everything = {t.name: t for t in [*self.req.tools, *tools]}
-            ctx = ToolContext(audio=audio, samples=samples, tools=everything)
-            ctx.runner = lambda inner, args: self._cached(ctx, inner, args)
-            # The timeout counts the tool's own execution, not its wait for a model worker;
-            # a remote tool's is at least one call with its retries.
-            result, _ = await run_timed(tool(ctx, arguments), tool_timeout(self.req, tool))
-        except TimeoutError:
-            timeout = tool_timeout(self.req, tool)
-            result = ToolResult(output="", error=f"{tool.name} timed out after {timeout:.0f} s.")
-        except ToolError as exc:
-            result = ToolResult(output="", error=f"{tool.name}: {exc}")
-        except Exception as exc:  # the tool's failure goes to the planner, never swallowed
-            error = f"{tool.name} failed: {type(exc).__name__}: {exc}"
-            result = ToolResult(output="", error=error)
-        if result.model is None and tool.model:
-            result = result.model_copy(update={"model": tool.model})
-        if result.error is None and use_cache:
-            await self._cache_put(key, tool.name, audio.id, result)
-        return result
-
-    def _flight_key(self, key: str) -> str:
-        """Calls in flight are joined only within the cache's scope (one owner): joining
-        another owner's call would tell, by its speed, that someone has the same recording."""
-        scoped = getattr(self.cache, "scoped", None)
-        return scoped(key) if scoped is not None else key
-
-    async def _cache_get(self, key: str) -> ToolResult | None:
-        if key in self._looked_up:  # read with the rest of this turn's calls
-            return self._looked_up.pop(key)
-        peek = getattr(self.cache, "peek", None)  # in memory: no thread, no database read
-        if peek is not None and (hit := peek(key)) is not None:
-            return hit
-        if not getattr(self.cache, "blocking", True):
-            return self.cache.get(key)
-        return await asyncio.to_thread(self.cache.get, key)
-
-    async def _cache_put(self, key: str, tool: str, audio_id: str, result: ToolResult) -> None:
-        if not getattr(self.cache, "put_blocks", getattr(self.cache, "blocking", True)):
-            self.cache.put(key, tool, audio_id, result)
-        else:
-            await asyncio.to_thread(self.cache.put, key, tool, audio_id, result)
-
-    async def _cached(self, ctx: ToolContext, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
-        """A tool run inside another (caption, ask_audio) on the whole recording, cached."""
-        key = cache_key(ctx.audio.id, tool.name, arguments, tool.model)
-        hit = await self._cache_get(key)
-        if hit is not None:  # paid for once already
-            return hit.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
-
-        async def compute() -> ToolResult:
-            result = await tool(ctx, arguments)
-            if result.error is None:
-                await self._cache_put(key, tool.name, ctx.audio.id, result)
-            return result
-
-        result, joined = await inflight.CALLS.run(self._flight_key(key), compute)
-        if joined:  # another run paid for it
-            return result.model_copy(update={"cost": 0.0, "usage": ev.Usage()})
-        return result
 
     # -- prefetch ----------------------------------------------------------------------------
     def prefetch(self) -> None:
