@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import assert_never
 
 from agent import events as ev
+from agent.answer import says_it_cannot_tell
 from agent.audio import AudioError, AudioStore
 from agent.registry import Registry, UnavailableError
 from agent.run import RunRequest, run_question
@@ -173,8 +174,10 @@ def _print_event(event: ev.Event) -> None:
             out.write(f"  [document v{event.iteration}, {event.note}]\n")
         case "answer":
             shown = event.choice or event.text
-            # a best guess reads as one here too, as in the chat, the API and the benchmark
-            out.write(f"\nBest guess: {shown}" if event.guess else f"\nAnswer: {shown}")
+            # a best guess reads as one here too, as in the chat, the API and the benchmark;
+            # an answer that says "I can't tell" is not dressed up as a guess of something
+            label = "Best guess" if event.guess and not says_it_cannot_tell(shown) else "Answer"
+            out.write(f"\n{label}: {shown}")
             if event.confidence is not None:
                 out.write(f" (confidence {event.confidence:.2f})")
             out.write("\n")

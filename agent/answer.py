@@ -58,6 +58,11 @@ def strip_answer(text: str) -> str:
     return _ANSWER_TAG.sub("", text).strip()
 
 
+def says_it_cannot_tell(text: str) -> bool:
+    """An answer in words that begins "I can't tell": shown as it is, never as a guess."""
+    return text.strip().lower().replace("\u2019", "'").startswith("i can't tell")
+
+
 def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 

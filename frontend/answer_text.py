@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from agent import events as ev
+from agent.answer import says_it_cannot_tell
 
 MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
 
@@ -22,9 +23,11 @@ def plural(count: int, noun: str) -> str:
 
 def guess_line(answer: ev.Answer) -> str:
     """How a guessed answer reads: "can't tell; best guess: X" for a choice, "best guess: Yes:
-    ..." for an answer in words (which says what it could not tell itself)."""
+    ..." for an answer in words (which says what it could not tell itself); an answer that
+    already begins "I can't tell" reads as it is, not as a guess of something."""
     if answer.choice is None:
-        return f"best guess: {answer.text.strip()}"
+        text = answer.text.strip()
+        return text if says_it_cannot_tell(text) else f"best guess: {text}"
     return f"can't tell; best guess: {answer.choice.strip()}"
 
 

@@ -703,6 +703,11 @@ def test_answer_line_shows_confidence_and_best_guess() -> None:
     ]
     line = render.render_run(events)[-1]["content"].split("\n\n")[0]
     assert line == "**Can't tell; best guess: Rain** · confidence 0.30"
+    # an answer in words that says it cannot tell is not called a guess of something
+    cannot = [started(e), e(ev.Answer, text="I can't tell: none of the tools measures accent.",
+              confidence=0.5, guess=True), events[-1]]  # fmt: skip
+    line = render.render_run(cannot)[-1]["content"].split("\n\n")[0]
+    assert line.startswith("**I can't tell: none of the tools measures accent.**"), line
     assert "confidence" not in render.render_run(events)[-1]["content"].splitlines()[-1]
 
 
