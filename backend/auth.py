@@ -55,7 +55,7 @@ OPEN_PATHS = ("/login", "/logout", "/api/token", "/api/health")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 # Asked by load balancers and uptime checks, never by a person: no visitor is made for them
 # (each would count against the checker's address).
-NO_VISITOR_PATHS = ("/api/health", "/api/health/")
+NO_VISITOR_PATHS = ("/api/health",)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -157,7 +157,7 @@ class IdentityMiddleware:
         address = client_address(scope)
         new_cookie: str | None = None
         path = _app_path(scope)
-        if owner is None and not identity.login_required and path not in NO_VISITOR_PATHS:
+        if owner is None and not identity.login_required and not _one_of(path, NO_VISITOR_PATHS):
             owner = identity.new_visitor()
             changes = scope["type"] == "websocket" or scope.get("method") not in SAFE_METHODS
             # Every visitor cookie handed out counts against the address: dropping the cookie
@@ -280,7 +280,12 @@ def _app_path(scope: Scope) -> str:
 
 
 def _is_open(path: str) -> bool:
-    return any(path == p or path == p + "/" for p in OPEN_PATHS)
+    return _one_of(path, OPEN_PATHS)
+
+
+def _one_of(path: str, paths: tuple[str, ...]) -> bool:
+    """``path`` is one of ``paths``, with or without a trailing slash."""
+    return any(path == p or path == p + "/" for p in paths)
 
 
 def _is_https(scope: Scope) -> bool:
