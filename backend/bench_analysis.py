@@ -96,20 +96,20 @@ def cost_points(summaries: Sequence[ConfigSummary]) -> dict[str, Any]:
     axis = "cost per question ($)" if paid else "wall time per question (s)"
     points = [(s.mean_cost if paid else s.mean_wall_s, 100 * (s.accuracy or 0)) for s in scored]
     one_agent = len({(s.config.get("planner"), s.config.get("strategy")) for s in scored}) == 1
+    seen = sorted({t for s in scored for t in s.config.get("tools") or ()})
     return {
         "axis": axis,
         # subsets of tools with one planner and strategy (a Shapley sweep): name the tools
-        "labels": [tools_label(s, scored) if one_agent else s.label for s in scored],
+        "labels": [tools_label(s, seen) if one_agent else s.label for s in scored],
         "keys": [s.key for s in scored],
         "points": points,
         "front": pareto_front(points),
     }
 
 
-def tools_label(summary: ConfigSummary, every: Sequence[ConfigSummary]) -> str:
+def tools_label(summary: ConfigSummary, seen: Sequence[str]) -> str:
     """The tools of one configuration in few words: those it has, or, when it has most of
-    the tools seen in ``every``, "all but" those it lacks."""
-    seen = sorted({t for s in every for t in s.config.get("tools") or ()})
+    the tools ``seen`` in the run, "all but" those it lacks."""
     tools = sorted(summary.config.get("tools") or ())
     if not tools:
         return "no tools"
