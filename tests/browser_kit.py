@@ -173,6 +173,21 @@ def reopen(page: Any, url: str, title_part: str) -> None:
     entry.click()
 
 
+def open_panel_after_the_run(page: Any, title: Any, shown: Any, tries: int = 3) -> None:
+    """Open a chat panel (click ``title``) until ``shown`` in it is visible, once the run has
+    ended: the chat is drawn once more as a run ends, which closes a panel opened just before
+    (seen on loaded CI machines), so it is opened again if a redraw closed it."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.wait_for_function("() => document.querySelector('#stop').disabled", timeout=30_000)
+    for _ in range(tries):
+        if not shown.is_visible():
+            title.click()
+        with contextlib.suppress(PlaywrightTimeout):
+            shown.wait_for(timeout=10_000)
+            return
+
+
 def open_trace(page: Any) -> None:
     """Open the Trace tab: the run's recording, timeline and table of calls."""
     page.locator("#main-tabs button[role=tab]").filter(has_text="Trace").click()

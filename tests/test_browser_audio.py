@@ -5,7 +5,6 @@ while it plays."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from tests.browser_kit import (
     FIXTURES,
     fill_question,
     open_app,
+    open_panel_after_the_run,
     open_trace,
     screenshot,
     serious_violations,
@@ -54,21 +54,11 @@ def test_clip_in_the_bubble_segments_seek_and_the_playhead_moves(
         " return a && a.readyState >= 1 && Math.abs(a.duration - 4.4) < 0.1; }"
     )
 
-    # A transcript segment in the tool's panel is a button that plays from its start. The
-    # panel is opened once the run has ended (a last redraw would close a panel opened before
-    # it: seen once on a loaded CI machine), and opened again if a redraw closed it.
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    page.wait_for_function("() => document.querySelector('#stop').disabled", timeout=30_000)
+    # A transcript segment in the tool's panel is a button that plays from its start.
     chat = page.locator("#chat")
     title = chat.locator(".thought-group .title").filter(has_text="Tool: transcribe").first
     segment = chat.locator("button.seek").first
-    for _ in range(3):
-        if not segment.is_visible():
-            title.click()
-        with contextlib.suppress(PlaywrightTimeout):
-            segment.wait_for(timeout=10_000)
-            break
+    open_panel_after_the_run(page, title, segment)
     panel = chat.locator(".thought-group").filter(has_text="Tool: transcribe").first
     assert segment.is_visible(), panel.inner_text()[:500]
     start = float(segment.get_attribute("data-start"))

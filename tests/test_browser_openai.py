@@ -12,14 +12,12 @@ up, and the fake received the recording as base64 wav in an ``input_audio`` part
 from __future__ import annotations
 
 import base64
-import contextlib
 import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from agent.registry import Registry
 from tests.browser_kit import (
@@ -27,6 +25,7 @@ from tests.browser_kit import (
     SOUND_CHOICES,
     fill_question,
     open_app,
+    open_panel_after_the_run,
     open_settings,
     pick,
     screenshot,
@@ -198,17 +197,7 @@ def test_openai_compatible_planner_and_audio_tool(  # type: ignore[no-untyped-de
         assert REASONING in chat.inner_text()
         # The tool panel: the model, the question asked and the audio model's answer.
         tool_title = titles.filter(has_text=f"{TOOL} · audio-fake").first
-        # The chat is drawn once more as the run ends, which may close a panel opened just
-        # before (seen on a loaded machine): open it until its text shows, as
-        # test_browser_audio does.
-        page.wait_for_function("() => document.querySelector('#stop').disabled", timeout=30_000)
-        shown = chat.get_by_text(TOOL_ANSWER).first
-        for _ in range(3):
-            if not shown.is_visible():
-                tool_title.click()
-            with contextlib.suppress(PlaywrightTimeout):
-                shown.wait_for(timeout=10_000)
-                break
+        open_panel_after_the_run(page, tool_title, chat.get_by_text(TOOL_ANSWER).first)
         assert "What animal is heard?" in chat.inner_text()
         assert chat.get_by_text(TOOL_ANSWER).first.is_visible()
         page.wait_for_timeout(500)  # the panel's opening animation
