@@ -195,10 +195,12 @@ def page_limit(engine: Engine) -> dict[str, int]:
 
 
 @contextlib.contextmanager
-def full_disk_app(tmp_path: Path) -> Iterator[tuple[str, dict[str, int]]]:
-    """An app whose SQLite database can be made full (``limit["pages"]``: its size then),
-    answering with a run of many slow tool calls (``tests.live_registry``)."""
-    app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=live_registry(), ui=False)
+def full_disk_app(tmp_path: Path, **settings: Any) -> Iterator[tuple[str, dict[str, int]]]:
+    """An app (``settings`` over the defaults) whose SQLite database can be made full
+    (``limit["pages"]``: its size then), answering with a run of many slow tool calls
+    (``tests.live_registry``)."""
+    settings = Settings(data_dir=tmp_path, warm_up=False, **settings)
+    app = create_app(settings, registry=live_registry(), ui=False)
     limit = page_limit(app.state.service.store.engine)
     with serve(app) as base:
         try:

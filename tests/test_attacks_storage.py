@@ -152,8 +152,13 @@ def test_a_run_whose_end_cannot_be_stored_never_tells_anyone_it_finished(tmp_pat
         assert_closed_after_the_disk_is_freed(http, run_id)
 
 
-def test_a_run_cut_by_a_full_disk_is_closed_once_storage_is_back(tmp_path, tone_wav):
-    with full_disk_app(tmp_path) as (base, limit), httpx.Client(base_url=base, timeout=30) as http:
+def test_a_run_cut_by_a_full_disk_is_closed_by_stop_once_storage_is_back(tmp_path, tone_wav):
+    # no heartbeat within the test: only Stop can store the run's end (the first test has
+    # the heartbeat store it)
+    with (
+        full_disk_app(tmp_path, heartbeat_s=600.0) as (base, limit),
+        httpx.Client(base_url=base, timeout=30) as http,
+    ):
         conv, body = slow_question(http, tone_wav)
         frames = ask_while_the_disk_fills(http, conv, body, tmp_path, limit)
         assert_ends_storage_full(frames)
@@ -168,4 +173,7 @@ def test_a_run_cut_by_a_full_disk_is_closed_once_storage_is_back(tmp_path, tone_
         assert "disk is full" in stop.json()["detail"]
 
         free_the_disk(tmp_path, limit)
+        stop = http.post(f"/api/runs/{run_id}/stop")
+        assert stop.status_code == 200, stop.text
+        assert stop.json() == {"run_id": run_id, "stopped": True, "status": "failed"}
         assert_closed_after_the_disk_is_freed(http, run_id)
