@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from backend import hosting
-    from backend.server_limits import fit_to_descriptors, rate_limit_logs, uvicorn_options
+    from backend.log_limits import rate_limit_logs
+    from backend.server_limits import fit_to_descriptors, uvicorn_options
     from backend.settings import Settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

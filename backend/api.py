@@ -282,7 +282,8 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.post("/runs/{run_id}/stop")
     def stop_run(run_id: str, owner: str = Depends(current_owner)) -> dict[str, Any]:
-        """Stop a live run: it ends with status ``cancelled`` (its events so far kept)."""
+        """Stop a live run: it ends with status ``cancelled`` (its events so far kept). A run
+        that ended while its end could not be stored has it stored now (its status then)."""
         info = service.run_or_404(run_id, owner=owner)
         if info.status != "running":
             return {"run_id": run_id, "stopped": False, "status": info.status}
@@ -290,7 +291,11 @@ def build_router(service: AgentService) -> APIRouter:
             raise HTTPException(
                 409, f"Run {run_id} is running in another server process; stop it there."
             )
-        return {"run_id": run_id, "stopped": True, "status": "running"}
+        return {
+            "run_id": run_id,
+            "stopped": True,
+            "status": service.run_or_404(run_id, owner=owner).status,
+        }
 
     return router
 

@@ -45,6 +45,13 @@ def is_disk_full(exc: BaseException) -> bool:
     return False
 
 
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """An error told in one short line for the log (a database error's text goes on with its
+    SQL and every parameter: kilobytes per line)."""
+    text = str(exc)
+    return text.splitlines()[0][:limit] if text.strip() else type(exc).__name__
+
+
 def describe(exc: BaseException) -> Fault:
     if is_disk_full(exc):
         return Fault(
@@ -57,11 +64,10 @@ def describe(exc: BaseException) -> Fault:
     from sqlalchemy.exc import SQLAlchemyError
 
     if any(isinstance(item, SQLAlchemyError) for item in _chain(exc)):
-        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         return Fault(
             503,
             "storage_error",
-            f"The server's database could not be used ({first}). Try again in a moment.",
+            f"The server's database could not be used ({first_line(exc)}). Try again in a moment.",
         )
     return Fault(
         500,

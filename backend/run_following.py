@@ -29,6 +29,9 @@ class RunFollowing(RunManagerBase):
         sub = Subscriber(loop, asyncio.Queue())
         live_ids: set[str] = set()
         stored: dict[str, list[ev.Event]] = {}
+        # Runs that ended here while storage failed: their end comes after what is stored
+        # (``backend.unstored_ends``); nobody runs them any more, so nothing is awaited.
+        unstored: dict[str, ev.RunFailed] = {}
         with self._lock:
             for run_id in run_ids:
                 live = self._live.get(run_id)
@@ -38,6 +41,8 @@ class RunFollowing(RunManagerBase):
                     live.subscribers.add(sub)
                     live_ids.add(run_id)
                     stored[run_id] = [e for e in live.stored if e.seq > last[run_id]]
+                elif run_id in self._unstored:
+                    unstored[run_id] = self._unstored[run_id]
         try:
             ended: set[str] = set()
             elsewhere = [r for r in run_ids if r not in live_ids]
@@ -54,6 +59,12 @@ class RunFollowing(RunManagerBase):
                     yield event
                     if event.type in ev.TERMINAL_TYPES:
                         ended.add(run_id)
+                end = unstored.get(run_id)
+                if end is not None and run_id not in ended:  # (unless stored meanwhile)
+                    ended.add(run_id)
+                    if end.seq > last[run_id]:
+                        last[run_id] = end.seq
+                        yield end
             # Runs neither live here nor ended: another process runs them; poll the store.
             polled = [r for r in run_ids if r not in live_ids and r not in ended]
             while len(ended) < len(run_ids):

@@ -12,6 +12,7 @@ from typing import Any
 
 from agent.answer import Similarity
 from agent.audio import AudioStore
+from agent.events import RunFailed
 from agent.tools.base import ToolCache
 from backend.fairness import AddressShare
 from backend.live_run import LiveRun
@@ -35,6 +36,7 @@ class RunManagerBase:
     delta_gather_s: float
     _lock: threading.RLock
     _live: dict[str, LiveRun]
+    _unstored: dict[str, RunFailed]  # ended here, their end not stored yet (unstored_ends)
     _waiting: list[LiveRun]  # in the queue, in the order they get a slot
     _running: int
     _reserved: int  # admitted, not yet started

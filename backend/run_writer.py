@@ -10,6 +10,7 @@ import contextlib
 import logging
 
 from agent import events as ev
+from backend import faults
 from backend.live_run import LiveRun, RunGroup
 from backend.run_manager_base import RunManagerBase
 from storage.schemas import RunInfo
@@ -45,7 +46,11 @@ class RunEventWriter(RunManagerBase):
             log.exception("after runs %s", ", ".join(group.run_ids))
 
     def _add(self, live: LiveRun, event: ev.Event) -> None:
-        """Queue an event for the next batch; a batch is written while the next gathers."""
+        """Queue an event for the next batch; a batch is written while the next gathers.
+        After a failed write nothing more is: the run ends with the fault
+        (``backend.unstored_ends``)."""
+        if live.write_error is not None:
+            return
         live.last_seq = event.seq
         if event.type in ev.TERMINAL_TYPES:
             live.ending.set()
@@ -57,7 +62,7 @@ class RunEventWriter(RunManagerBase):
             live.flusher = self._loop.create_task(self._flush(live))
 
     async def _flush(self, live: LiveRun) -> None:
-        while live.pending and not live.closed_elsewhere:
+        while live.pending and not live.closed_elsewhere and live.write_error is None:
             if self.gather_s and not live.terminal:
                 await self._gather(live)
             live.urgent.clear()  # what comes next gathers afresh
@@ -75,12 +80,15 @@ class RunEventWriter(RunManagerBase):
                 await self._publish_stored_end(live)
                 return
             except Exception as exc:  # the database is gone or full: nothing is stored
-                log.exception("storing events of run %s failed", live.run_id)
+                # Nor published: followers hear only what is stored, and then how the run
+                # ended instead (``backend.unstored_ends``), never a success not stored.
+                log.error(
+                    "storing events of run %s failed (%s): %s",
+                    live.run_id,
+                    faults.describe(exc).kind,
+                    faults.first_line(exc),
+                )
                 live.write_error = exc
-                if batch[-1].type in ev.TERMINAL_TYPES:
-                    # The run's last word cannot be stored: its followers still hear it.
-                    self._publish(live, [batch[-1]])
-                    return
                 live.pending.clear()
                 if live.inner is not None:
                     live.inner.cancel()
@@ -135,6 +143,6 @@ class RunEventWriter(RunManagerBase):
     async def _drain(self, live: LiveRun) -> None:
         while live.flusher is not None and not live.flusher.done():
             await asyncio.shield(live.flusher)
-        if live.pending and not live.closed_elsewhere:  # e.g. the end after a failed write
+        if live.pending and not live.closed_elsewhere and live.write_error is None:
             live.flusher = self._loop.create_task(self._flush(live))
             await asyncio.shield(live.flusher)

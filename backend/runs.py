@@ -5,7 +5,8 @@ hands it to a task on the manager's own event loop (one thread per process), and
 follows it with ``RunManager.follow``: stored events after a seq first, then the live ones as
 they are stored, until the run ends. A client that goes away stops following; the run goes
 on. Only ``stop`` (status ``cancelled``) or the server's shutdown (``interrupted``) end a run
-early, each recorded as what it was.
+early, each recorded as what it was, or storage that fails (``storage_full``: its followers
+hear that, never an end that was not stored; ``backend.unstored_ends``).
 
 Events are written in small batches (group commit: a batch gathers for ``gather_s`` after
 its first event, a batch of text deltas alone up to ``delta_gather_s`` (but the first delta
@@ -37,8 +38,9 @@ API for other parts (the API routes, the Gradio UI, the benchmarks)::
 
 Its parts: ``backend.live_run`` (a live run's record), ``backend.run_limits`` (limits,
 tickets, refusals), ``backend.run_writer`` (batched writing and publishing),
-``backend.run_queue`` (slots), ``backend.run_admission`` (limits checked) and
-``backend.run_following`` (``follow``); this module starts, supervises and stops runs.
+``backend.run_queue`` (slots), ``backend.run_admission`` (limits checked),
+``backend.run_following`` (``follow``) and ``backend.unstored_ends`` (runs whose storage
+failed); this module starts, supervises and stops runs.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ from backend.run_following import FOLLOW_POLL_S, RunFollowing
 from backend.run_limits import RunLimits, RunRefused, Ticket, default_max_running
 from backend.run_queue import RunQueue
 from backend.run_writer import DELTA_GATHER_S, GATHER_S
+from backend.unstored_ends import UnstoredEnds
 from storage import Store
 from storage.repo import INTERRUPTED_ERROR
 from storage.schemas import RunInfo
@@ -96,7 +99,7 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class RunManager(RunAdmission, RunQueue, RunFollowing):
+class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
     """Runs of this process; see the module docstring."""
 
     def __init__(
@@ -129,6 +132,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
         self.delta_gather_s = delta_gather_s
         self._lock = threading.RLock()
         self._live: dict[str, LiveRun] = {}
+        self._unstored: dict[str, ev.RunFailed] = {}  # ended here, end not stored yet
         self._waiting: list[LiveRun] = []
         self._running = 0
         self._reserved = 0  # admitted, not yet started
@@ -193,6 +197,8 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
             if self._beat_task is not None:
                 self._beat_task.cancel()
                 await asyncio.gather(self._beat_task, return_exceptions=True)
+            if self._unstored:  # a last try; else the next start closes them (recover)
+                await self._in_db(self._store_unstored_ends)
 
         try:
             asyncio.run_coroutine_threadsafe(settle(), self._loop).result(timeout_s + 1)
@@ -222,7 +228,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
             )
             await asyncio.to_thread(int)
         except Exception as exc:  # noqa: BLE001 - only an optimisation
-            log.warning("warm-up of the run path failed: %s", str(exc).splitlines()[0][:200])
+            log.warning("warm-up of the run path failed: %s", faults.first_line(exc))
         finally:
             self.warmed.set_result(None)
 
@@ -233,7 +239,9 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
         for tick in itertools.count(1):
             await asyncio.sleep(self.heartbeat_s)
             try:
-                if self._live:
+                if self._unstored:  # runs that ended here while storage failed
+                    await self._in_db(self._store_unstored_ends)
+                if self._live or self._unstored:
                     await self._in_db(self.store.heartbeat, self.worker_id)
                 if tick % sweep_every == 0:
                     closed = await self._in_db(
@@ -247,7 +255,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
                     if closed:
                         log.warning("marked %d run(s) of a dead process interrupted", len(closed))
             except Exception as exc:  # noqa: BLE001 - the next beat tries again
-                log.warning("run heartbeat failed: %s", str(exc).splitlines()[0][:200])
+                log.warning("run heartbeat failed: %s", faults.first_line(exc))
 
     # ------------------------------------------------------------------ starting and stopping
 
@@ -288,11 +296,13 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
 
     def stop(self, run_id: str) -> bool:
         """Stop a live run of this process (status ``cancelled``); False if it is not live
-        here (finished, unknown, or running in another process)."""
+        here (finished, unknown, or running in another process). A run that ended here
+        while its end could not be stored has it stored now (``backend.unstored_ends``;
+        the storage's error if it still fails)."""
         with self._lock:
             live = self._live.get(run_id)
         if live is None:
-            return False
+            return self._stop_unstored(run_id)
         self._cancel(live, "cancelled")
         return True
 
@@ -328,10 +338,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
             failure = ("internal_error", f"{type(exc).__name__}: {exc}")
         finally:
             self._leave_queue(live)
-        if live.write_error is not None:  # not "interrupted": nothing more can be stored
-            fault = faults.describe(live.write_error)
-            failure = (fault.kind, fault.message)
-        if not live.terminal and not live.closed_elsewhere:
+        if not live.terminal and not live.closed_elsewhere and live.write_error is None:
             live.ended_as = failure[0] if failure else "internal_error"
             self._add(
                 live,
@@ -343,6 +350,9 @@ class RunManager(RunAdmission, RunQueue, RunFollowing):
                 ),
             )
         await self._drain(live)
+        if live.write_error is not None and not live.closed_elsewhere:
+            # Not "interrupted", and not what was not stored: it ends with the fault.
+            await self._end_unstored(live)
         self._recent_walls = [*self._recent_walls[-19:], time.monotonic() - started]
         await self._end(live)
 

@@ -15,8 +15,7 @@ Request bodies are timed by ``backend.limits.BodyLimitMiddleware`` (``BodyPace``
 stops for ``body_timeout_s``, or runs slower than ``min_body_kbps`` on average after its first
 ``body_timeout_s``, is answered 408 and the connection closed.
 
-``RateLimitedLog`` lets through at most ``log_lines_per_minute`` records of one kind (same
-logger, same message template) a minute, then one line saying how many it held back.
+The log is rate-limited by ``backend.log_limits`` (``log_lines_per_minute``).
 ``raise_open_files_limit`` lifts the soft descriptor limit to the hard one at start-up.
 """
 
@@ -27,8 +26,6 @@ import dataclasses
 import ipaddress
 import logging
 import resource
-import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -185,54 +182,6 @@ def guarded_http_protocol(limits: ServerLimits, trusted_proxies: list[str]) -> t
                 self._counted = None
 
     return GuardedHTTPProtocol
-
-
-class RateLimitedLog(logging.Filter):
-    """At most ``per_minute`` records of one kind (logger and message template) a minute;
-    the first record after a held-back stretch says how many were held back."""
-
-    def __init__(self, per_minute: int, clock: Any = time.monotonic) -> None:
-        super().__init__()
-        self.per_minute = per_minute
-        self.clock = clock
-        self._windows: dict[tuple[str, str], list[float]] = {}  # [window start, count, held]
-        self._lock = threading.Lock()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        key = (record.name, str(record.msg)[:200])
-        now = self.clock()
-        with self._lock:
-            window = self._windows.get(key)
-            if window is None or now - window[0] >= 60:
-                held = int(window[2]) if window is not None else 0
-                self._windows[key] = [now, 1, 0]
-                if len(self._windows) > 10_000:
-                    self._windows.clear()
-                    self._windows[key] = [now, 1, 0]
-                if held:
-                    record.msg = (
-                        f"{record.msg} (and {held} more like it in the last minute, not logged)"
-                    )
-                return True
-            window[1] += 1
-            if window[1] <= self.per_minute:
-                return True
-            window[2] += 1
-            return False
-
-
-LOGGERS_WITH_HANDLERS = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "asyncio")
-
-
-def rate_limit_logs(per_minute: int) -> RateLimitedLog:
-    """Put one ``RateLimitedLog`` on every handler of the root and uvicorn loggers (call after
-    uvicorn configured its logging)."""
-    limiter = RateLimitedLog(per_minute)
-    for name in LOGGERS_WITH_HANDLERS:
-        for handler in logging.getLogger(name).handlers:
-            if not any(isinstance(f, RateLimitedLog) for f in handler.filters):
-                handler.addFilter(limiter)
-    return limiter
 
 
 def raise_open_files_limit() -> tuple[int, int]:

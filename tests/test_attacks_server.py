@@ -18,11 +18,12 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
 import soundfile as sf
-from sqlalchemy import event
+from sqlalchemy import Engine, event
 
 from agent.events import parse_event
 from app import create_app
@@ -180,12 +181,9 @@ def test_a_flood_from_many_addresses_cannot_exhaust_the_descriptors(tmp_path, mo
     assert len(log.splitlines()) < 60, log[-3000:]
 
 
-@contextlib.contextmanager
-def full_disk_app(tmp_path: Path) -> Iterator[tuple[str, dict[str, int]]]:
-    """An app whose SQLite database can be made full (``limit["pages"]``: its size then),
-    answering with a run of many slow tool calls (``tests.live_registry``)."""
-    app = create_app(Settings(data_dir=tmp_path, warm_up=False), registry=live_registry(), ui=False)
-    engine = app.state.service.store.engine
+def page_limit(engine: Engine) -> dict[str, int]:
+    """The cap on the database's size in pages that every connection of ``engine`` takes
+    when it is checked out (``limit["pages"]``; 0: none)."""
     limit = {"pages": 0}
 
     @event.listens_for(engine, "checkout")
@@ -193,6 +191,17 @@ def full_disk_app(tmp_path: Path) -> Iterator[tuple[str, dict[str, int]]]:
         pages = limit["pages"] or 2_147_483_646
         dbapi_connection.execute(f"PRAGMA max_page_count = {pages}")
 
+    return limit
+
+
+@contextlib.contextmanager
+def full_disk_app(tmp_path: Path, **settings: Any) -> Iterator[tuple[str, dict[str, int]]]:
+    """An app (``settings`` over the defaults) whose SQLite database can be made full
+    (``limit["pages"]``: its size then), answering with a run of many slow tool calls
+    (``tests.live_registry``)."""
+    settings = Settings(data_dir=tmp_path, warm_up=False, **settings)
+    app = create_app(settings, registry=live_registry(), ui=False)
+    limit = page_limit(app.state.service.store.engine)
     with serve(app) as base:
         try:
             yield base, limit
@@ -215,25 +224,35 @@ def fill_the_disk(data_dir: Path, limit: dict[str, int]) -> None:
                 db.commit()
 
 
+def slow_question(http: httpx.Client, tone_wav: Path) -> tuple[str, dict[str, Any]]:
+    """A new conversation and a question about an upload in it, answered with slow tool
+    calls (``tests.live_registry``): its id and the question's body."""
+    conv = http.post("/api/conversations", json={}).json()["id"]
+    with open(tone_wav, "rb") as fh:
+        audio = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
+    body = {"question": "What?", "audio_id": audio, "planner": "scripted", "tools": ["slow_tool"]}
+    return conv, body
+
+
+def ask_while_the_disk_fills(
+    http: httpx.Client, conv: str, body: dict[str, Any], data_dir: Path, limit: dict[str, int]
+) -> list[dict[str, str]]:
+    """Ask, fill the disk at the run's first tool result; every frame of the stream."""
+    frames = []
+    with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
+        for frame in sse_frames(resp):
+            frames.append(frame)
+            if frame["event"] == "tool_result" and not limit["pages"]:
+                fill_the_disk(data_dir, limit)
+    return frames
+
+
 def test_full_disk_gives_json_errors_and_a_final_event(tmp_path, tone_wav):
     """Attack: a full disk gave a plain-text 500, and a mid-run stream ended with no final
     event."""
     with full_disk_app(tmp_path) as (base, limit), httpx.Client(base_url=base, timeout=60) as http:
-        conv = http.post("/api/conversations", json={}).json()["id"]
-        with open(tone_wav, "rb") as fh:
-            audio = http.post("/api/audio", files={"file": ("t.wav", fh)}).json()["id"]
-        body = {
-            "question": "What?",
-            "audio_id": audio,
-            "planner": "scripted",
-            "tools": ["slow_tool"],
-        }
-        frames = []
-        with http.stream("POST", f"/api/conversations/{conv}/ask", json=body) as resp:
-            for frame in sse_frames(resp):
-                frames.append(frame)
-                if frame["event"] == "tool_result" and not limit["pages"]:
-                    fill_the_disk(tmp_path, limit)
+        conv, body = slow_question(http, tone_wav)
+        frames = ask_while_the_disk_fills(http, conv, body, tmp_path, limit)
         last = frames[-1]
         assert last["event"] == "run_failed", [f["event"] for f in frames]
         failed = json.loads(last["data"])
