@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import seconds_span
 
 
+@local_tool
 class TranscribeTool:
     name = "transcribe"
     label = "Speech-to-text (local Whisper)"

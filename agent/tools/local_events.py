@@ -7,12 +7,13 @@ from typing import Any
 import numpy as np
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import seconds_span
 
 MAX_TRACKED = 40
 
 
+@local_tool
 class SoundEventsTool:
     name = "sound_events"
     label = "Sound events (YAMNet)"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 
 
+@local_tool
 class MusicTool:
     name = "music_analysis"
     label = "Music analysis (librosa, basic-pitch)"

@@ -6,10 +6,11 @@ from dataclasses import asdict
 from typing import Any
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import span_list
 
 
+@local_tool
 class SignalTool:
     name = "signal_stats"
     label = "Signal facts (duration, loudness, pitch)"
