@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.registry import LOCAL_TOOLS
+from agent.registry import local_tool_names
+from agent.strategies import default_strategy
 from backend.bench_analysis import ablation_result, analysis_of, attribution_result, cost_points
 from backend.benchmarks import summarise
 from backend.shapley import coalitions, sample_orderings
@@ -39,9 +40,11 @@ def add_parsers(commands: Any) -> None:
     run_command.add_questions(attribution)
     run_command.add_common(attribution)
     attribution.add_argument("--planner", default="offline")
-    attribution.add_argument("--strategy", default="react")
+    attribution.add_argument("--strategy", default=default_strategy())
     attribution.add_argument(
-        "--tools", default=",".join(LOCAL_TOOLS), help="the players (default: the 7 local tools)"
+        "--tools",
+        default=",".join(local_tool_names()),
+        help="the players (default: the local tools)",
     )
     attribution.add_argument("--permutations", type=int, default=20)
     attribution.add_argument(
