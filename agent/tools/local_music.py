@@ -25,6 +25,7 @@ class MusicTool:
     model = "librosa + basic-pitch"
     local = True
     requires = ("librosa", "onnxruntime", "basic_pitch")  # importable packages it needs
+    colour = "#6a3d9a"  # its lane on the timeline
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import music

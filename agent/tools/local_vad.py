@@ -22,6 +22,7 @@ class SpeechActivityTool:
     prefetch = True  # cheap and often needed: started when a question arrives
     local = True
     requires = ("faster_whisper",)  # importable packages it needs
+    colour = "#23702a"  # its lane on the timeline
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import vad
