@@ -60,6 +60,7 @@ BUILTIN: dict[str, tuple[str, ...]] = {
 }
 
 T = TypeVar("T")
+PROJECT = "this project"  # the origin of a thing registered outside a load (an import)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class PluginRegistry(Generic[T]):
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()
-        self._current = "the project"  # who is registering now (for messages)
+        self._current = PROJECT  # who is registering now (for messages)
 
     # -- registration ----------------------------------------------------------------------
     def add(self, name: str, item: T) -> T:
@@ -131,7 +132,7 @@ class PluginRegistry(Generic[T]):
             self._errors.append(error)
             log.warning("plugin not loaded: %s", error)
         finally:
-            self._current = "the project"
+            self._current = PROJECT
 
     def items(self) -> dict[str, T]:
         self.load()
@@ -147,6 +148,12 @@ class PluginRegistry(Generic[T]):
         """The module or entry point that registered ``name``."""
         self.load()
         return self._origin.get(name)
+
+    def installed(self) -> list[str]:
+        """The names registered by installed packages (entry points), not by this project."""
+        self.load()
+        return [n for n, o in self._origin.items() if o not in BUILTIN.get(self.group, ())
+                and o != PROJECT]  # fmt: skip
 
     def errors(self) -> list[PluginError]:
         self.load()

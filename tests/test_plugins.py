@@ -6,7 +6,8 @@ tool and a ``peak_first`` strategy, declared in its pyproject's ``audio_agent.to
 processes with that folder on PYTHONPATH (as an installed package is on a user's path) see
 the tool in the catalogue, the UI's tool list, the CLI and a run, and the strategy in the
 CLI, the bench and the API over real HTTP. Without the folder on the path, neither is there.
-A plugin that fails to load is reported by the doctor and breaks nothing.
+A plugin that fails to load is reported by the doctor and breaks nothing. A provider
+registered by a module builds and checks the catalogue entries that name it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,20 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from agent.doctor import CHECK_CODE, check_entry
+from agent.planners.base import Planner
+from agent.plugins import PROVIDERS_GROUP, registry
+from agent.providers import Provider, register_provider
+from agent.registry import Registry
+from agent.remote import ModelConfig
+from agent.testing import ScriptedPlanner, ScriptedTurn
 from tests.servers import ROOT, AppProcess
 
 FIXTURE = ROOT / "tests" / "fixtures" / "plugin_pkg"
@@ -196,3 +206,65 @@ def test_a_broken_plugin_is_reported_and_breaks_nothing(tmp_path: Path) -> None:
     rows = [r for r in json.loads(doctor.stdout) if r["kind"] == "plugin"]
     assert [(r["status"], r["model"]) for r in rows] == [("error", "audio_agent.strategies")]
     assert doctor.returncode == 1
+
+
+class EchoProvider(Provider):
+    """A provider as a plugin module would define it: its planner, its model list."""
+
+    name = "test_echo_api"
+    interfaces = ("audio_chat",)
+
+    def planner(self, settings: Mapping[str, Any], config: ModelConfig) -> Planner:
+        turns = [ScriptedTurn(calls=[("lookup_code", {})]), ScriptedTurn(CHECK_CODE)]
+        return ScriptedPlanner(turns, name=config.name, model=config.model)
+
+    async def listed_models(self, config: ModelConfig) -> dict[str, str | None]:
+        return {"echo-1": "2099-01-01"}
+
+
+ECHO_CATALOGUE = """
+[[planner]]
+name = "echo"
+provider = "test_echo_api"
+model = "echo-1"
+key_env = "ECHO_KEY"
+
+[[planner]]
+name = "ghost"
+provider = "nobody_registered_this"
+
+[[tool]]
+name = "echo_transcribe"
+provider = "test_echo_api"
+interface = "transcription"
+"""
+
+
+@pytest.fixture
+def echo_provider() -> Iterator[EchoProvider]:
+    provider = register_provider(EchoProvider())
+    yield provider
+    registry(PROVIDERS_GROUP).remove(provider.name)
+
+
+async def test_a_registered_provider_builds_and_checks_its_entries(
+    echo_provider: EchoProvider, tmp_path: Path
+) -> None:
+    """The registry asks the entry's provider for its planner and what it serves; the doctor
+    asks it for its model list: no ``if provider == ...`` anywhere else."""
+    config = tmp_path / "models.toml"
+    config.write_text(ECHO_CATALOGUE)
+    reg = Registry(config, env={"ECHO_KEY": "k"})
+    reasons = {
+        e["name"]: e["reason"] for e in [*reg.catalogue()["planners"], *reg.catalogue()["tools"]]
+    }
+    assert reasons == {
+        "echo": None,
+        "ghost": "unknown provider 'nobody_registered_this'",
+        "echo_transcribe": "unknown interface 'transcription'",
+    }
+    assert isinstance(reg.planner("echo"), ScriptedPlanner)
+    entry = next(e for e in reg.entries("planner") if e.name == "echo")
+    check = await check_entry(reg, "planner", entry.settings, 5)
+    assert (check.offered, check.shutdown_date, check.status) == (True, "2099-01-01", "shuts_down")
+    assert check.exchange == "tool round trip ok"

@@ -68,8 +68,9 @@ TOOL_T = TypeVar("TOOL_T", bound=ToolFactory)
 
 def local_tool(factory: TOOL_T) -> TOOL_T:
     """Register a local tool (a class, or a function returning one, with ``name``) in the
-    tools registry: ``@local_tool`` on its class. The catalogue offers it (a
-    ``[[tool]]`` entry in config/models.toml is optional, for a label or ``enabled``); its
+    tools registry: ``@local_tool`` on its class. A plugin's tool is offered as it is (a
+    ``[[tool]]`` entry in the catalogue file may still set its label or ``enabled``); this
+    project's own are offered through their entries in config/models.toml. Its
     ``requires`` names the packages it needs, checked before it is built. Optional
     attributes: ``label``, ``colour`` (its timeline lane, "#rrggbb"), ``default_selected``.
     """
@@ -80,6 +81,12 @@ def local_tool(factory: TOOL_T) -> TOOL_T:
 def local_tools() -> dict[str, ToolFactory]:
     """Every registered local tool: name -> factory (built-ins first, then plugins)."""
     return registry(TOOLS_GROUP).items()
+
+
+def installed_tools() -> list[str]:
+    """The local tools that installed packages (plugins) registered: offered without an entry
+    in the catalogue file, which lists this project's own."""
+    return registry(TOOLS_GROUP).installed()
 
 
 def cache_key(audio_sha256: str, tool: str, arguments: dict[str, Any], model: str | None) -> str:
