@@ -36,7 +36,7 @@ from agent.planners.base import (
 )
 from agent.plugins import PluginError, load_errors
 from agent.providers import get_provider, providers
-from agent.registry import Registry
+from agent.registry import CUSTOM, Registry
 from agent.remote import ModelConfig, RemoteError
 from agent.tools.base import ToolContext
 
@@ -257,7 +257,7 @@ async def run_checks(
     skipped: list[Check] = []
     for kind in ("planner", "tool"):
         for entry in registry.entries(kind):  # type: ignore[arg-type]
-            if entry.local or entry.provider == "custom":
+            if entry.local or entry.provider == CUSTOM:
                 continue
             if not entry.available:
                 skipped.append(

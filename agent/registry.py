@@ -19,6 +19,7 @@ from agent.tools.base import Tool, installed_tools, local_tools
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
 LOCAL = "local"  # the provider name of the bundled offline planner and the local tools
+CUSTOM = "custom"  # the provider name of a ready-made planner or tool added by ``register``
 
 
 def local_tool_names() -> tuple[str, ...]:
@@ -221,7 +222,7 @@ class Registry:
         entry = CatalogueEntry(
             name=item.name,
             kind=kind,
-            provider="custom",
+            provider=CUSTOM,
             label=item.label,
             model=item.model,
             description=getattr(item, "description", ""),
