@@ -20,6 +20,7 @@ from agent.answer import says_it_cannot_tell
 from agent.audio import AudioError, AudioStore
 from agent.registry import Registry, UnavailableError
 from agent.run import RunRequest, run_question
+from agent.strategies.options import add_strategy_option
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,13 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ask.add_argument("--planner", default=None, help="planner name (default: first available)")
     ask.add_argument("--tool", action="append", dest="tools", help="enable only these tools")
     ask.add_argument("--preset", default=None, help="a preset from the catalogue file")
-    ask.add_argument(
-        "--strategy",
-        default="react",
-        choices=["react", "caption_first", "refine", "evidence"],
-        help="react (AudioToolAgent), caption_first, refine (AudioGenie-Reasoner), "
-        "evidence (EChO-Agent)",
-    )
+    add_strategy_option(ask)
     ask.add_argument(
         "--budget", type=int, default=None, help="max tool calls (default: the strategy's)"
     )

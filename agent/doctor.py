@@ -34,7 +34,9 @@ from agent.planners.base import (
     ToolSpec,
     TurnEnd,
 )
-from agent.registry import Registry
+from agent.plugins import PluginError, load_errors
+from agent.providers import get_provider, providers
+from agent.registry import CUSTOM, Registry
 from agent.remote import ModelConfig, RemoteError
 from agent.tools.base import ToolContext
 
@@ -58,7 +60,7 @@ NOT_TRIED = "not tried"
 @dataclass
 class Check:
     name: str
-    kind: str  # planner | tool
+    kind: str  # planner | tool | plugin (one that could not be loaded)
     model: str
     status: str  # works | error | shuts_down | not_offered | cannot_reach | skipped
     detail: str = ""
@@ -89,30 +91,6 @@ class Check:
 def _short(settings: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
     """The entry with a short timeout and no retries: a check, not a workload."""
     return {**settings, "timeout_s": timeout_s, "max_retries": 0}
-
-
-async def _listed_models(config: ModelConfig) -> dict[str, str | None]:
-    """model id -> shutdown date (or None) as the provider lists them for this key."""
-    if config.provider == "gemini":
-        from agent.gemini_client import make_client as gemini_client
-
-        client = gemini_client(config)
-        found: dict[str, str | None] = {}
-        pager = await client.aio.models.list()
-        async for model in pager:
-            name = (model.name or "").removeprefix("models/")
-            found[name] = None
-        return found
-    from agent.openai_client import make_client
-
-    client = make_client(config)
-    found = {}
-    page = await client.models.list()
-    async for model in page:
-        extra = getattr(model, "model_extra", None) or {}
-        shutdown = getattr(model, "shutdown_date", None) or extra.get("shutdown_date")
-        found[model.id] = str(shutdown) if shutdown else None
-    return found
 
 
 def _one_second() -> np.ndarray:
@@ -174,20 +152,17 @@ async def _exchange(
     nowhere = Path("one-second.wav")  # remote tools read the samples, never the file
     audio = AudioRef("doctor", nowhere, nowhere, 1.0, "wav", 16_000, 1, "one second")
     ctx = ToolContext(audio=audio, samples=_one_second())
-    interface = settings.get("interface", "audio_chat")
-    if interface == "web_search":
-        result = await tool(ctx, {"query": "audio", "max_results": 1})
-        return result.cost, "search ok"
-    arguments = {} if interface == "transcription" else {"question": "What do you hear?"}
+    arguments, done = get_provider(config.provider).doctor_call(settings)
     result = await tool(ctx, arguments)
-    return result.cost, "1 s clip ok"
+    return result.cost, done
 
 
 def price_text(settings: Mapping[str, Any], config: ModelConfig) -> str:
     """What the entry costs now, in one short phrase."""
     prices = config.prices
     if not prices.known:  # self-hosted servers and DuckDuckGo cost nothing here
-        free = settings.get("base_url_env") or settings.get("provider") == "ddgs"
+        provider = providers().get(str(settings.get("provider")))
+        free = settings.get("base_url_env") or (provider is not None and provider.free)
         return "free here" if free else "unknown"
     if prices.per_audio_minute and not prices.input_per_mtok:
         return f"${prices.per_audio_minute:g}/audio min"
@@ -213,9 +188,11 @@ async def check_entry(
     check.price = price_text(settings, config)
     begun = time.monotonic()
     listed = None
-    if settings.get("interface") != "web_search":  # a search service lists no models
+    if get_provider(config.provider).lists_models:  # a search service lists none
         try:
-            listed = await asyncio.wait_for(_listed_models(config), timeout_s)
+            listed = await asyncio.wait_for(
+                get_provider(config.provider).listed_models(config), timeout_s
+            )
             check.reachable = True
         except Exception as exc:  # noqa: BLE001 - every failure becomes the entry's row
             # some servers list no models; the exchange below still tells
@@ -264,11 +241,7 @@ def _classify(exc: BaseException, config: ModelConfig) -> RemoteError:
         return RemoteError(str(exc), getattr(exc, "kind", "remote_error"))
     if isinstance(exc, TimeoutError):
         return RemoteError("no answer in time", "timeout")
-    if config.provider == "gemini":
-        from agent.gemini_client import classify_error
-    else:
-        from agent.openai_client import classify_error
-    return classify_error(exc, config)
+    return get_provider(config.provider).classify_error(exc, config)
 
 
 def _classified(exc: BaseException, config: ModelConfig) -> tuple[str, str]:
@@ -284,7 +257,7 @@ async def run_checks(
     skipped: list[Check] = []
     for kind in ("planner", "tool"):
         for entry in registry.entries(kind):  # type: ignore[arg-type]
-            if entry.local or entry.provider == "custom":
+            if entry.local or entry.provider == CUSTOM:
                 continue
             if not entry.available:
                 skipped.append(
@@ -292,7 +265,13 @@ async def run_checks(
                 )
                 continue
             jobs.append(check_entry(registry, kind, entry.settings, timeout_s))
-    return list(await asyncio.gather(*jobs)) + skipped
+    broken = [plugin_check(e) for e in load_errors()]
+    return list(await asyncio.gather(*jobs)) + skipped + broken
+
+
+def plugin_check(error: PluginError) -> Check:
+    """A plugin that could not be loaded, as a row: the app runs without it."""
+    return Check(error.source, "plugin", error.group, "error", error.message, exchange="")
 
 
 def table(checks: list[Check]) -> str:

@@ -19,9 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.events import Usage
-
-# The catalogue's provider names as genai-prices knows them.
-PRICE_PROVIDERS = {"openai": "openai", "gemini": "google"}
+from agent.plugins import PROVIDERS_GROUP, registry
 
 
 def utc_now() -> datetime:
@@ -124,8 +122,8 @@ def library_ref(raw: Mapping[str, Any], base_url: str | None = None) -> tuple[st
     """Where ``genai-prices`` keeps the entry's model, or None if it does not know it.
 
     ``price_ref = "provider:model"`` names the library's entry; ``price_ref = false`` opts
-    out; otherwise OpenAI and Gemini entries are looked up by model id, and an
-    OpenAI-compatible entry by its fixed base URL (OpenRouter, DeepSeek, Moonshot, ...).
+    out; otherwise an entry whose provider has a ``price_id`` (OpenAI, Gemini) is looked up
+    by model id, and another entry by its fixed base URL (OpenRouter, DeepSeek, Moonshot, ...).
     Self-hosted servers (a base URL from a variable) cost nothing.
     """
     ref = raw.get("price_ref")
@@ -136,13 +134,18 @@ def library_ref(raw: Mapping[str, Any], base_url: str | None = None) -> tuple[st
     url: str | None = None
     if ref:
         provider_id, _, model_id = str(ref).partition(":")
-    elif raw.get("provider") in PRICE_PROVIDERS:
-        provider_id = PRICE_PROVIDERS[str(raw["provider"])]
+    elif price_id := _price_id(str(raw.get("provider"))):
+        provider_id = price_id
     elif base_url and not raw.get("base_url_env"):
         url = base_url
     if not model_id or not (provider_id or url):
         return None
     return _find(model_id, provider_id, url)
+
+
+def _price_id(provider: str) -> str | None:
+    """The provider's own id in genai-prices, if it prices by model id (its ``price_id``)."""
+    return getattr(registry(PROVIDERS_GROUP).get(provider), "price_id", None)
 
 
 @functools.lru_cache(maxsize=256)

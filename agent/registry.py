@@ -11,21 +11,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent.answer import Similarity
-from agent.network import offline_reason
 from agent.planners.base import Planner
+from agent.providers import UnknownProvider, get_provider
 from agent.remote import ModelConfig
-from agent.strategies import STRATEGY_LABELS
-from agent.tools.base import Tool
+from agent.strategies import strategy_infos
+from agent.tools.base import Tool, installed_tools, local_tools
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
-# The bundled offline tools (the players of `python -m bench analyse attribution`).
-LOCAL_TOOLS = ("transcribe", "speech_activity", "sound_events", "music_analysis", "signal_stats",
-               "speakers", "clip")  # fmt: skip
-# Providers whose adapters exist in this version; others are listed but not selectable.
-IMPLEMENTED_PROVIDERS = {"local", "openai", "openai_compatible", "gemini", "ddgs", "tavily"}
-TOOL_INTERFACES = {"audio_chat", "transcription", "gemini_audio", "web_search"}
-# The package each search provider needs (import name, pip name).
-SEARCH_PACKAGES = {"ddgs": ("ddgs", "ddgs"), "tavily": ("tavily", "tavily-python")}
+LOCAL = "local"  # the provider name of the bundled offline planner and the local tools
+CUSTOM = "custom"  # the provider name of a ready-made planner or tool added by ``register``
+
+
+def local_tool_names() -> tuple[str, ...]:
+    """The registered local tools (the players of `python -m bench analyse attribution`)."""
+    return tuple(local_tools())
+
+
+def __getattr__(name: str) -> Any:
+    """``LOCAL_TOOLS`` as before, read from the tools registry when asked for."""
+    if name == "LOCAL_TOOLS":
+        return local_tool_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UnavailableError(LookupError):
@@ -61,6 +67,8 @@ class CatalogueEntry:
             "source": self.settings.get("source"),
             # offered, but not among the tools a new question starts with (web search)
             "default_selected": self.default_selected,
+            # its lane on the timeline ("#rrggbb"); None: the next free colour of the palette
+            "colour": self.settings.get("colour"),
         }
 
     @property
@@ -68,28 +76,19 @@ class CatalogueEntry:
         return bool(self.settings.get("default_selected", True))
 
 
-def _local_tool_factories() -> dict[str, Callable[[], Tool]]:
-    from agent.tools.clip import ClipTool
-    from agent.tools.local_asr import TranscribeTool
-    from agent.tools.local_events import SoundEventsTool
-    from agent.tools.local_music import MusicTool
-    from agent.tools.local_signal import SignalTool
-    from agent.tools.local_speakers import SpeakersTool
-    from agent.tools.local_vad import SpeechActivityTool
-
-    return {
-        "transcribe": TranscribeTool,
-        "speech_activity": SpeechActivityTool,
-        "sound_events": SoundEventsTool,
-        "music_analysis": MusicTool,
-        "signal_stats": SignalTool,
-        "speakers": SpeakersTool,
-        "clip": ClipTool,
-    }
-
-
 def _missing_packages(names: tuple[str, ...]) -> list[str]:
     return [n for n in names if importlib.util.find_spec(n) is None]
+
+
+def _tool_settings(factory: Any) -> dict[str, Any]:
+    """A registered tool's own catalogue settings (what an entry in the file would say)."""
+    return {"default_selected": bool(getattr(factory, "default_selected", True))}
+
+
+def _switched_off(entry: CatalogueEntry) -> tuple[bool, str | None]:
+    if entry.settings.get("enabled") is False:
+        return False, "switched off in the catalogue file (enabled = false)"
+    return True, None
 
 
 class Registry:
@@ -111,18 +110,25 @@ class Registry:
 
     # -- catalogue ---------------------------------------------------------------------------
     def _load(self, raw: dict[str, Any]) -> dict[tuple[str, str], CatalogueEntry]:
-        factories = _local_tool_factories()
+        factories = local_tools()
         entries: dict[tuple[str, str], CatalogueEntry] = {}
+        listed = {item["name"] for item in raw.get("tool", [])}
+        # an installed plugin's local tool needs no catalogue entry: it is offered as is
+        unlisted = [
+            {"name": name, "provider": LOCAL, **_tool_settings(factories[name])}
+            for name in installed_tools()
+            if name not in listed
+        ]
         for kind in ("planner", "tool"):
-            for item in raw.get(kind, []):
+            for item in raw.get(kind, []) + (unlisted if kind == "tool" else []):
                 entry = CatalogueEntry(
                     name=item["name"],
                     kind=kind,  # type: ignore[arg-type]
-                    provider=item.get("provider", "local"),
+                    provider=item.get("provider", LOCAL),
                     label=item.get("label", ""),
                     model=item.get("model"),
                     description=item.get("description", ""),
-                    local=item.get("provider", "local") == "local",
+                    local=item.get("provider", LOCAL) == LOCAL,
                     settings=item,
                 )
                 if entry.local and kind == "tool":
@@ -137,6 +143,7 @@ class Registry:
                         entry.label = entry.label or tool.label
                         entry.description = entry.description or tool.description
                         entry.model = entry.model or tool.model
+                        entry.settings.setdefault("colour", getattr(tool, "colour", None))
                 entry.available, entry.reason = self._availability(entry)
                 if entry.available and kind == "tool" and not entry.local:
                     tool = self._remote_tool(entry)
@@ -185,29 +192,19 @@ class Registry:
         base_env = entry.settings.get("base_url_env")
         if base_env and not self.env.get(base_env):
             return False, f"set {base_env} to the URL of your server"
-        if entry.provider not in IMPLEMENTED_PROVIDERS:
-            return False, f"unknown provider '{entry.provider}'"
+        if entry.provider == LOCAL:
+            return _switched_off(entry)
+        try:
+            provider = get_provider(entry.provider)
+        except UnknownProvider as exc:
+            return False, str(exc)
         if entry.settings.get("enabled") is False:
-            return False, "switched off in the catalogue file (enabled = false)"
-        if entry.kind == "tool" and not entry.local:
-            interface = entry.settings.get("interface", "audio_chat")
-            if interface not in TOOL_INTERFACES:
+            return _switched_off(entry)
+        if entry.kind == "tool":
+            interface = provider.interface_of(entry.settings)
+            if interface not in provider.interfaces:
                 return False, f"unknown interface '{interface}'"
-        if entry.provider == "gemini" and importlib.util.find_spec("google.genai") is None:
-            return False, "install google-genai"
-        if entry.settings.get("interface") == "web_search":
-            return self._search_availability(entry)
-        return True, None
-
-    def _search_availability(self, entry: CatalogueEntry) -> tuple[bool, str | None]:
-        """A web search needs its package and a network to reach the search service."""
-        from agent.tools.web_search import SEARCH_HOSTS
-
-        module, package = SEARCH_PACKAGES.get(entry.provider, (entry.provider, entry.provider))
-        if importlib.util.find_spec(module) is None:
-            return False, f"install {package} (see requirements.txt)"
-        host = SEARCH_HOSTS.get(entry.provider, "")
-        reason = offline_reason(host, self.env) if host else None
+        reason = provider.availability(entry.settings, self.env)
         return (False, reason) if reason else (True, None)
 
     def _remote_tool(self, entry: CatalogueEntry) -> Tool:
@@ -216,31 +213,16 @@ class Registry:
         )
 
     def remote_tool_for(self, settings: dict[str, Any], config: ModelConfig) -> Tool:
-        """The adapter for a remote tool entry, built from ``config`` (the doctor passes one
-        with a short timeout and no retries)."""
-        interface = settings.get("interface", "audio_chat")
-        if interface == "web_search":
-            from agent.tools.web_search import web_search_tool
-
-            return web_search_tool(config)
-        if interface == "gemini_audio" or config.provider == "gemini":
-            from agent.tools.gemini_audio import GeminiAudioTool
-
-            return GeminiAudioTool(config)
-        if interface == "transcription":
-            from agent.tools.transcribe import RemoteTranscribeTool
-
-            return RemoteTranscribeTool(config)
-        from agent.tools.openai_audio import OpenAIAudioChatTool
-
-        return OpenAIAudioChatTool(config)
+        """The adapter for a remote tool entry, built from ``config`` by its provider (the
+        doctor passes one with a short timeout and no retries)."""
+        return get_provider(config.provider).tool(settings, config)
 
     def register(self, item: Planner | Tool, *, kind: Literal["planner", "tool"]) -> None:
         """Add a ready-made planner or tool (tests, demos, plug-ins) to the catalogue."""
         entry = CatalogueEntry(
             name=item.name,
             kind=kind,
-            provider="custom",
+            provider=CUSTOM,
             label=item.label,
             model=item.model,
             description=getattr(item, "description", ""),
@@ -259,8 +241,14 @@ class Registry:
             "tools": [e.public() for (k, _), e in self._entries.items() if k == "tool"],
             "presets": [dict(p) for p in self._presets],
             "strategies": [
-                {"name": name, "label": label, "available": True}
-                for name, label in STRATEGY_LABELS.items()
+                {
+                    "name": name,
+                    "label": info.label,
+                    "available": True,
+                    "default": info.default,
+                    "compared": info.compared,
+                }
+                for name, info in strategy_infos().items()
             ],
         }
 
@@ -296,7 +284,7 @@ class Registry:
         entry = self._entry("planner", name)
         if name in self._planners:
             return self._planners[name]
-        if entry.provider == "local":
+        if entry.provider == LOCAL:
             from agent.planners.offline import OfflinePlanner
 
             planner: Planner = OfflinePlanner(similarity=self.similarity)
@@ -323,19 +311,9 @@ class Registry:
         return failed
 
     def remote_planner_for(self, settings: dict[str, Any], config: ModelConfig) -> Planner:
-        """The adapter for a remote planner entry, built from ``config`` (the doctor passes
-        one with a short timeout and no retries)."""
-        if config.provider == "gemini":
-            from agent.planners.gemini import GeminiPlanner
-
-            return GeminiPlanner(config)
-        if settings.get("api") == "responses":
-            from agent.planners.openai_responses import OpenAIResponsesPlanner
-
-            return OpenAIResponsesPlanner(config)
-        from agent.planners.openai_compat import OpenAICompatPlanner
-
-        return OpenAICompatPlanner(config)
+        """The adapter for a remote planner entry, built from ``config`` by its provider
+        (the doctor passes one with a short timeout and no retries)."""
+        return get_provider(config.provider).planner(settings, config)
 
     def tools(self, names: list[str] | None = None) -> list[Tool]:
         chosen = self.default_tools() if names is None else names

@@ -5,18 +5,19 @@ of its request parameters on the first request, and builds the pydantic schemas 
 response and event models on the first response it parses. For Chat Completions that is
 about 30 ms of CPU on two cores; for the Responses API (the GPT planner's), whose event
 models are large unions, about 0.6 s: a first question would wait for it. ``warm_up`` has
-each planner make its calls, streamed and whole, through the SDK as in a question, answered
-in memory by a transport that never opens a socket.
+each registered provider (``agent.providers``) make its planners' calls, streamed and whole,
+through its SDK as in a question, answered in memory by a transport that never opens a
+socket. This module holds what they share: the transport's URL and HTTP library, the two
+turns, the event-stream body.
 """
 
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from typing import Any
 
 import anyio
-import openai
 
 try:  # the SDK's HTTP client: httpx2 (a fork of httpx under its own name) when installed
     import httpx2 as http_lib
@@ -24,63 +25,27 @@ except ImportError:  # pragma: no cover - older SDKs use httpx
     import httpx as http_lib  # type: ignore[no-redef]
 
 WARM_UP_URL = "http://warm-up.invalid/v1"  # never resolved: the transport answers in memory
-_CALL = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+log = logging.getLogger(__name__)
 
 
 def warm_up() -> None:
-    """Two turns (a tool call, then its result back) of each OpenAI planner, streamed and
-    whole, through the SDK; and of the Gemini planner when ``google-genai`` is in use (the
-    registry imported it for a configured entry: about 0.2 s on its first call)."""
-    anyio.run(_round_trips)  # anyio's asyncio backend too, which the HTTP client uses
+    """Two turns (a tool call, then its result back) of each provider's planners, streamed
+    and whole, through its SDK (the Gemini one only when ``google-genai`` is in use)."""
+    anyio.run(_all_providers)  # anyio's asyncio backend too, which the HTTP client uses
 
 
-# Entries like the catalogue's: an OpenAI-compatible chat planner, and OpenAI's Responses
-# API planner with reasoning (its request carries reasoning settings and items).
-_ENTRIES = (
-    {"provider": "openai_compatible"},
-    {"provider": "openai", "api": "responses", "supports_temperature": False,
-     "max_tokens_param": "max_output_tokens", "reasoning_effort": "medium",
-     "reasoning_summary": "auto"},
-)  # fmt: skip
+async def _all_providers() -> None:
+    from agent.providers import providers
+
+    for name, provider in providers().items():
+        try:
+            await provider.warm_up()
+        except Exception as exc:  # noqa: BLE001 - the first question then pays for it
+            log.warning("warm-up of the %s provider failed: %s", name, exc)
 
 
-async def _round_trips() -> None:
-    from agent.planners.openai_compat import OpenAICompatPlanner
-    from agent.planners.openai_responses import OpenAIResponsesPlanner
-    from agent.remote import ModelConfig
-
-    http = openai.DefaultAsyncHttpxClient(transport=http_lib.MockTransport(_reply))
-    client = openai.AsyncOpenAI(api_key="warm-up", base_url=WARM_UP_URL, http_client=http)
-    try:
-        for settings in _ENTRIES:
-            kind = OpenAIResponsesPlanner if settings.get("api") else OpenAICompatPlanner
-            for streaming in (True, False):
-                entry = {"name": "warm-up", "model": "warm-up", "base_url": WARM_UP_URL,
-                         "streaming": streaming, **settings}  # fmt: skip
-                await _two_turns(kind(ModelConfig.from_entry(entry, {}), client=client))
-    finally:
-        await client.close()
-    if "google.genai" in sys.modules:
-        await _gemini_turns()
-
-
-async def _gemini_turns() -> None:
-    from google import genai
-    from google.genai import types
-
-    from agent.planners.gemini import GeminiPlanner
-    from agent.remote import ModelConfig
-
-    transport = {"transport": http_lib.MockTransport(_reply)}
-    options = types.HttpOptions(
-        base_url=WARM_UP_URL, async_client_args=transport, client_args=transport
-    )
-    client = genai.Client(vertexai=False, api_key="warm-up", http_options=options)
-    entry = {"name": "warm-up", "provider": "gemini", "model": "warm-up"}
-    await _two_turns(GeminiPlanner(ModelConfig.from_entry(entry, {}), client=client))
-
-
-async def _two_turns(planner: Any) -> None:
+async def two_turns(planner: Any) -> None:
     """A turn that calls a tool, then one with the call's result."""
     from agent.planners.base import ChatMessage, ToolCallRequest, ToolSpec, TurnEnd
 
@@ -102,109 +67,7 @@ async def _two_turns(planner: Any) -> None:
         pass
 
 
-def _reply(request: http_lib.Request) -> http_lib.Response:
-    if request.url.path.endswith(":streamGenerateContent"):
-        return _sse([_GEMINI], done="")
-    if request.url.path.endswith(":generateContent"):
-        return http_lib.Response(200, json=_GEMINI)
-    body = json.loads(request.content)
-    streamed = bool(body.get("stream"))
-    if request.url.path.endswith("/responses"):
-        events = _response_events() if streamed else None
-        return _sse(events) if events else http_lib.Response(200, json=_response("completed"))
-    return _sse(_chat_chunks()) if streamed else http_lib.Response(200, json=_chat_whole())
-
-
-def _sse(events: list[dict[str, Any]], done: str = "data: [DONE]\n\n") -> http_lib.Response:
+def sse(events: list[dict[str, Any]], done: str = "data: [DONE]\n\n") -> http_lib.Response:
+    """A server-sent event stream of ``events`` as the transport's answer."""
     text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + done
     return http_lib.Response(200, text=text, headers={"content-type": "text/event-stream"})
-
-
-# -- Gemini: text and a function call, with usage ------------------------------------------
-
-_GEMINI = {
-    "candidates": [{"content": {"role": "model", "parts": [
-        {"text": "warm"}, {"functionCall": {"name": "f", "args": {}}}]}, "finishReason": "STOP"}],
-    "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2,
-                      "cachedContentTokenCount": 0, "thoughtsTokenCount": 0},
-    "modelVersion": "warm-up",
-}  # fmt: skip
-
-
-# -- Chat Completions: a tool call with text, whole and streamed, with usage ---------------
-
-_CHAT_HEAD = {"id": "warm-up", "created": 0, "model": "warm-up"}
-_CHAT_USAGE = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2,
-               "prompt_tokens_details": {"cached_tokens": 0}}  # fmt: skip
-
-
-def _chat_whole() -> dict[str, Any]:
-    message = {"role": "assistant", "content": None, "tool_calls": [_CALL]}
-    choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
-    return {**_CHAT_HEAD, "object": "chat.completion", "usage": _CHAT_USAGE, "choices": [choice]}
-
-
-def _chat_chunks() -> list[dict[str, Any]]:
-    head = {**_CHAT_HEAD, "object": "chat.completion.chunk"}
-    deltas = [{"role": "assistant", "content": "warm"}, {"tool_calls": [{**_CALL, "index": 0}]}]
-    chunks = [
-        {**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas
-    ]
-    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
-    chunks.append({**head, "choices": [], "usage": _CHAT_USAGE})
-    return chunks
-
-
-# -- Responses: reasoning, a message and a function call, whole and as the typed events ------
-
-_ITEMS = [
-    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "warm"}]},
-    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-     "content": [{"type": "output_text", "text": "warm", "annotations": []}]},
-    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f",
-     "arguments": "{}", "status": "completed"},
-]  # fmt: skip
-
-
-def _response(status: str) -> dict[str, Any]:
-    done = status == "completed"
-    usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0},
-             "output_tokens": 1, "output_tokens_details": {"reasoning_tokens": 0},
-             "total_tokens": 2}  # fmt: skip
-    return {"id": "resp_1", "object": "response", "created_at": 0, "model": "warm-up",
-            "status": status, "output": _ITEMS if done else [], "parallel_tool_calls": True,
-            "tool_choice": "auto", "tools": [], "usage": usage if done else None}  # fmt: skip
-
-
-def _response_events() -> list[dict[str, Any]]:
-    summary = {"output_index": 0, "summary_index": 0, "item_id": "rs_1"}
-    text = {"output_index": 1, "content_index": 0, "item_id": "msg_1"}
-    call = {"output_index": 2, "item_id": "fc_1"}
-    opened = [{**_ITEMS[0], "summary": []}, {**_ITEMS[1], "content": []},
-              {**_ITEMS[2], "arguments": ""}]  # fmt: skip
-    empty_summary = {"type": "summary_text", "text": ""}
-    empty_text = {"type": "output_text", "text": "", "annotations": []}
-
-    def item(kind: str, index: int, body: dict[str, Any]) -> dict[str, Any]:
-        return {"type": f"response.output_item.{kind}", "output_index": index, "item": body}
-
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": _response("in_progress")},
-        {"type": "response.in_progress", "response": _response("in_progress")},
-        item("added", 0, opened[0]),
-        {"type": "response.reasoning_summary_part.added", **summary, "part": empty_summary},
-        {"type": "response.reasoning_summary_text.delta", **summary, "delta": "warm"},
-        {"type": "response.reasoning_summary_text.done", **summary, "text": "warm"},
-        item("done", 0, _ITEMS[0]),
-        item("added", 1, opened[1]),
-        {"type": "response.content_part.added", **text, "part": empty_text},
-        {"type": "response.output_text.delta", **text, "delta": "warm", "logprobs": []},
-        {"type": "response.output_text.done", **text, "text": "warm", "logprobs": []},
-        item("done", 1, _ITEMS[1]),
-        item("added", 2, opened[2]),
-        {"type": "response.function_call_arguments.delta", **call, "delta": "{}"},
-        {"type": "response.function_call_arguments.done", **call, "arguments": "{}"},
-        item("done", 2, _ITEMS[2]),
-        {"type": "response.completed", "response": _response("completed")},
-    ]
-    return [{**e, "sequence_number": n} for n, e in enumerate(events)]

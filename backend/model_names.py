@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.registry import Registry
-
-DEFAULT_STRATEGY = "react"
+from agent.strategies import default_strategy
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ def available_models(registry: Registry) -> list[ModelChoice]:
     catalogue = registry.catalogue()
     strategies = {s["name"]: s["label"] for s in catalogue["strategies"] if s["available"]}
     models = [
-        ModelChoice(p["name"], p["planner"], DEFAULT_STRATEGY, list(p["tools"]), p["label"])
+        ModelChoice(p["name"], p["planner"], default_strategy(), list(p["tools"]), p["label"])
         for p in catalogue["presets"]
         if p["available"]
     ]
@@ -107,6 +106,6 @@ def _why_not(registry: Registry, name: str, models: list[ModelChoice]) -> str:
     if not slash and any(p["name"] == name for p in catalogue["planners"]):
         return (
             f"The model '{name}' does not exist: name a planner with a strategy, such as "
-            f"'{name}/{DEFAULT_STRATEGY}', or a preset. {listing}"
+            f"'{name}/{default_strategy()}', or a preset. {listing}"
         )
     return f"The model '{name}' does not exist. {listing}"

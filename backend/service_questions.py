@@ -13,7 +13,7 @@ from agent import events as ev
 from agent.context import PriorTurn, RunRequest, is_paid
 from agent.planners.base import Planner
 from agent.registry import UnavailableError
-from agent.strategies import STRATEGY_LABELS
+from agent.strategies import strategy_names
 from agent.tools.base import Tool
 from backend.errors import ServiceError
 from backend.limits import check_question
@@ -139,10 +139,11 @@ class QuestionService(ServiceBase):
             raise ServiceError("Give at least two answer choices, or none.")
         if not contenders:
             raise ServiceError("Pick at least one planner.")
+        known = strategy_names()
         for _, strategy in contenders:
-            if strategy not in STRATEGY_LABELS:
+            if strategy not in known:
                 raise ServiceError(
-                    f"Unknown strategy '{strategy}'. Known: {', '.join(sorted(STRATEGY_LABELS))}."
+                    f"Unknown strategy '{strategy}'. Known: {', '.join(sorted(known))}."
                 )
         audio_id = ask.audio_id or self.latest_audio_id(conversation_id)
         if not audio_id:

@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 
+from agent.strategies.options import add_strategy_option
 from bench import analyse, run_command
 from bench.plan import TEXT_ONLY
 
@@ -46,9 +47,7 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help=f"comma-separated tool names, or '{TEXT_ONLY}' (text-only baseline)",
     )
-    run.add_argument(
-        "--strategy", default="react", choices=["react", "caption_first", "refine", "evidence"]
-    )
+    add_strategy_option(run)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument(
         "--shuffle-choices",

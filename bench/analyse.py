@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.registry import LOCAL_TOOLS
+from agent.registry import local_tool_names
+from agent.strategies import default_strategy, strategy_names
 from backend.bench_analysis import ablation_result, analysis_of, attribution_result, cost_points
 from backend.benchmarks import summarise
 from backend.shapley import coalitions, sample_orderings
@@ -39,9 +40,11 @@ def add_parsers(commands: Any) -> None:
     run_command.add_questions(attribution)
     run_command.add_common(attribution)
     attribution.add_argument("--planner", default="offline")
-    attribution.add_argument("--strategy", default="react")
+    attribution.add_argument("--strategy", default=default_strategy())
     attribution.add_argument(
-        "--tools", default=",".join(LOCAL_TOOLS), help="the players (default: the 7 local tools)"
+        "--tools",
+        default=",".join(local_tool_names()),
+        help="the players (default: the local tools)",
     )
     attribution.add_argument("--permutations", type=int, default=20)
     attribution.add_argument(
@@ -59,7 +62,7 @@ def add_parsers(commands: Any) -> None:
     run_command.add_questions(ablation)
     run_command.add_common(ablation)
     ablation.add_argument("--planners", default="offline")
-    ablation.add_argument("--strategies", default="react,caption_first,refine,evidence")
+    ablation.add_argument("--strategies", default=",".join(strategy_names()))
     ablation.add_argument("--tools", default=None, help="default: every available tool")
     ablation.add_argument("--seeds", type=int, default=3)
     ablation.add_argument(
@@ -187,7 +190,7 @@ def ablation(args: argparse.Namespace, registry: Any = None) -> dict[str, Any]:
             for s in strategies
             for seed in seeds
         ] + [
-            Config(p, "react", (), seed, args.budget, args.shuffle_choices)
+            Config(p, default_strategy(), (), seed, args.budget, args.shuffle_choices)
             for p in planners
             for seed in seeds
         ]

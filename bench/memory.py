@@ -25,6 +25,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from agent.strategies.options import add_strategies_option
+from agent.tools.base import local_tools
+
 DATA = Path(os.environ.get("AUDIO_AGENT_BENCH_DATA", "/work/shared/data")) / "librosa"
 SOURCES = [  # speech first, then music
     "198-209-0000.ogg",
@@ -36,7 +39,6 @@ SOURCES = [  # speech first, then music
 ]
 QUESTION = "What can be heard in this recording?"
 CHOICES = ["A man reading aloud, then music", "Rain on a roof", "A dog barking", "Silence"]
-STRATEGIES = ["react", "caption_first", "refine", "evidence"]
 
 
 def available() -> bool:
@@ -191,7 +193,7 @@ def measure(mode: str, wav: Path, what: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, nargs="+", default=[10, 60, 300])
-    parser.add_argument("--strategies", nargs="+", default=STRATEGIES)
+    add_strategies_option(parser)
     parser.add_argument("--tools", action="store_true", help="each local tool alone")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -203,7 +205,11 @@ def main() -> None:
         return
     folder = Path(tempfile.mkdtemp(prefix="bench-clips-"))
     if args.tools:
-        names = ["transcribe", "speech_activity", "signal_stats", "sound_events", "music_analysis"]
+        names = [  # the local tools that need no arguments
+            name
+            for name, tool in local_tools().items()
+            if not getattr(tool, "parameters", {}).get("required")
+        ]
         for seconds in args.seconds:
             wav = build_clip(seconds, folder)
             for name in names:

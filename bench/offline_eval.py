@@ -37,6 +37,7 @@ _import_begun = time.monotonic()
 from agent.audio import AudioStore  # noqa: E402
 from agent.registry import Registry  # noqa: E402
 from agent.run import RunRequest, run_question  # noqa: E402
+from agent.strategies.options import add_strategy_option  # noqa: E402
 from agent.tools.base import MemoryToolCache  # noqa: E402
 
 IMPORTS_S = time.monotonic() - _import_begun
@@ -225,9 +226,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=0, help="questions per dataset (0: all)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--strategy", default="react", choices=["react", "caption_first", "refine", "evidence"]
-    )
+    add_strategy_option(parser)
     parser.add_argument("--json", type=Path, default=None, help="write outcomes here")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()

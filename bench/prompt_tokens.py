@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.strategies.options import add_strategies_option
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 DATA = Path(os.environ.get("AUDIO_AGENT_BENCH_DATA", "/work/shared/data"))
-STRATEGIES = ("react", "caption_first", "refine", "evidence")
 QUESTIONS = [  # (recording under DATA, question, choices)
     ("fsdd/recordings/6_theo_4.wav", "Which number is spoken?", ["three", "six", "eight", "two"]),
     (
@@ -236,7 +237,7 @@ def planner_prices() -> list[PlannerPrice]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
-    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
+    add_strategies_option(parser)
     args = parser.parse_args(argv)
     missing = [p for p, _, _ in QUESTIONS[: args.questions] if not (DATA / p).is_file()]
     if missing:

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from agent.strategies.options import add_strategies_option
 
-STRATEGIES = ("react", "caption_first", "refine", "evidence")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def pick(items: list[dict], n: int) -> list[dict]:
@@ -78,7 +78,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--file", type=Path, default=Path("data/devsets-1/devsets.json"))
     parser.add_argument("--n", type=int, default=20)
-    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
+    add_strategies_option(parser)
     args = parser.parse_args()
     if not args.file.is_file():
         print(f"skipped: {args.file} is missing (python -m bench.devsets --seed 1 --out ...)")

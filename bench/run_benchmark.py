@@ -38,6 +38,7 @@ from agent.answer import token_rule_correct, tokens  # noqa: E402
 from agent.audio import AudioError, AudioStore  # noqa: E402
 from agent.registry import Registry  # noqa: E402
 from agent.run import RunRequest, run_question  # noqa: E402
+from agent.strategies.options import add_strategy_option
 from agent.tools.base import MemoryToolCache  # noqa: E402
 from bench.devsets_open import score_open, starts_yes_no  # noqa: E402
 
@@ -257,9 +258,7 @@ def main() -> None:
     parser.add_argument("--planner", default=None)
     parser.add_argument("--tool", action="append", dest="tools", default=None)
     parser.add_argument("--preset", default=None)
-    parser.add_argument(
-        "--strategy", default="react", choices=["react", "caption_first", "refine", "evidence"]
-    )
+    add_strategy_option(parser)
     parser.add_argument("--budget", type=int, default=None)
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--config", type=Path, default=None)

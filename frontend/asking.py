@@ -19,7 +19,7 @@ import gradio as gr
 from agent import events as ev
 from backend.service import AskRequest, ServiceError
 from frontend import comparing, examples, questions, render, throttle, views
-from frontend.catalogue import DEFAULT_STRATEGY, contenders
+from frontend.catalogue import contenders, default_strategy
 from frontend.context import PageContext
 from frontend.reads import ConversationReads
 
@@ -79,7 +79,7 @@ class AskingHandlers:
             pairs = contenders(compare_planners, compare_strategies)
             updates = comparing.compare(self.ctx, conversation_id, ask, pairs, request)
         else:
-            pair = (planner or None, strategy or DEFAULT_STRATEGY)
+            pair = (planner or None, strategy or default_strategy())
             updates = self.ask(conversation_id, ask, pair, request)
         async for update in updates:
             yield update
@@ -103,7 +103,7 @@ class AskingHandlers:
             yield views.problem(self.ctx.page, str(exc))
             return
         ask = AskRequest(chosen.question, list(chosen.choices), info.id, tools=list(tools or []))
-        pair = (planner or None, strategy or DEFAULT_STRATEGY)
+        pair = (planner or None, strategy or default_strategy())
         async for update in self.ask(None, ask, pair, request):
             yield update
 

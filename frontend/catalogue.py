@@ -12,8 +12,6 @@ from typing import Any
 
 from frontend import answer_text, compare_view
 
-DEFAULT_STRATEGY = "react"
-DEFAULT_COMPARE_STRATEGIES = ("react", "evidence")
 MAX_CONTENDERS = 4  # runs in one comparison
 
 
@@ -59,9 +57,17 @@ def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def strategy_labels() -> dict[str, str]:
-    from agent.strategies import STRATEGY_LABELS
+    """The agent's registered strategies (when a catalogue lists none)."""
+    from agent.strategies import strategy_labels as registered
 
-    return dict(STRATEGY_LABELS)
+    return registered()
+
+
+def default_strategy() -> str:
+    """The strategy a question uses when none is picked (the registry's default)."""
+    from agent.strategies import default_strategy as registered
+
+    return registered()
 
 
 def strategy_choices(catalogue: dict[str, Any]) -> list[tuple[str, str]]:
@@ -142,12 +148,19 @@ class Catalogue:
     @property
     def default_strategy(self) -> str | None:
         names = self.strategy_names
-        return DEFAULT_STRATEGY if DEFAULT_STRATEGY in names else (names[0] if names else None)
+        flagged = [s["name"] for s in self.raw.get("strategies") or [] if s.get("default")]
+        chosen = next((n for n in flagged if n in names), None) or default_strategy()
+        return chosen if chosen in names else (names[0] if names else None)
 
     @property
     def default_compare_strategies(self) -> list[str]:
         names = self.strategy_names
-        return [s for s in DEFAULT_COMPARE_STRATEGIES if s in names] or names[:2]
+        flagged = [s["name"] for s in self.raw.get("strategies") or [] if s.get("compared")]
+        if not flagged:  # a catalogue without the flags: the registry's
+            from agent.strategies import compared_strategies
+
+            flagged = compared_strategies()
+        return [s for s in flagged if s in names] or names[:2]
 
     def planner_label(self, name: str | None) -> str:
         entry = self.planners.get(name or "")

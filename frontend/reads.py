@@ -181,6 +181,7 @@ class ConversationReads:
                 timeline.tracks_from_events(events),
                 title=title,
                 compact=short,
+                colours=timeline.catalogue_colours(self.service.catalogue()),
             )
         except Exception:  # a figure must never break the page
             log.exception("could not draw the timeline of run %s", started.run_id)

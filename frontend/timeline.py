@@ -17,8 +17,9 @@ Nothing here knows about Gradio, the service or the database.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -31,15 +32,9 @@ MUTED = "#4b5563"
 GRID = "#e5e7eb"
 WAVE = "#374151"
 
-# Fixed colours for the tools that ship, so a tool looks the same in every run; others take
-# the next free colour of the palette. All carry white text at 4.5:1 or more (WCAG AA).
-TOOL_COLOURS = {
-    "sound_events": "#1f5fa8",
-    "speech_activity": "#23702a",
-    "transcribe": "#a14a00",
-    "signal_stats": "#555555",
-    "music_analysis": "#6a3d9a",
-}
+# A tool's own colour comes from the catalogue (its ``colour``), so it looks the same in
+# every run; a tool without one takes the next free colour of the palette. All carry white
+# text at 4.5:1 or more (WCAG AA).
 PALETTE = ["#b3261e", "#00677f", "#6b5d00", "#9c2a7a", "#7a4a3a", "#3f51b5", "#2e7d32"]
 
 MAX_SUBROWS = 4
@@ -110,12 +105,20 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def tool_colours(tracks: Sequence[Track]) -> dict[str, str]:
+def tool_colours(tracks: Sequence[Track], known: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each track's colour: its tool's own (``known``, from the catalogue), else the next
+    palette colour no tool owns."""
+    known = known or {}
     colours: dict[str, str] = {}
-    free = iter(c for c in PALETTE if c not in TOOL_COLOURS.values())
+    free = iter(c for c in PALETTE if c not in known.values())
     for track in tracks:
-        colours[track.tool] = TOOL_COLOURS.get(track.tool) or next(free, PALETTE[0])
+        colours[track.tool] = known.get(track.tool) or next(free, PALETTE[0])
     return colours
+
+
+def catalogue_colours(catalogue: Mapping[str, Any]) -> dict[str, str]:
+    """The tools' own colours as the catalogue gives them (tool name -> "#rrggbb")."""
+    return {t["name"]: t["colour"] for t in catalogue.get("tools", []) if t.get("colour")}
 
 
 def subrows(spans: Sequence[Span]) -> list[int]:
@@ -216,13 +219,14 @@ def timeline_figure(
     *,
     title: str = "",
     compact: bool = False,
+    colours: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """The waveform, spectrogram and tool spans of one recording (``compact``: for a narrow
-    compare column: fewer ticks, narrower margins)."""
+    compare column: fewer ticks, narrower margins; ``colours``: the tools' own, by name)."""
     samples = np.asarray(samples if samples is not None else [], dtype=np.float32).reshape(-1)
     duration = samples.size / sample_rate if sample_rate > 0 and samples.size else 0.0
     duration = max([duration, *(s.end for t in tracks for s in t.spans)])
-    colours = tool_colours(tracks)
+    colours = tool_colours(tracks, colours)
     ys, centres, rows = lane_rows(tracks)
     lanes_px = max(rows, 1) * LANE_PX + 20
     wave_px, spec_px = (70, 100) if samples.size else (0, 0)

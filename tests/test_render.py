@@ -595,16 +595,18 @@ def test_timeline_figure_has_spans_with_hover_and_click_times() -> None:
         timeline.Track("speech_activity", [timeline.Span(1.0, 2.0, "speech")]),
         timeline.Track("my_tool", [timeline.Span(0.0, 0.5, "a"), timeline.Span(0.2, 3.0, "b")]),
     ]
-    fig = timeline.timeline_figure(samples, rate, tracks, title="test <b>")
+    own = {"speech_activity": "#23702a", "sound_events": "#1f5fa8"}  # the catalogue's
+    fig = timeline.timeline_figure(samples, rate, tracks, title="test <b>", colours=own)
     bars = {trace.name: trace for trace in fig.data if trace.type == "bar"}
     assert list(bars) == ["speech_activity", "my_tool"]
     speech = bars["speech_activity"]
-    assert speech.marker.color == timeline.TOOL_COLOURS["speech_activity"]
+    assert speech.marker.color == own["speech_activity"]
     assert list(speech.base) == [1.0] and list(speech.x) == [1.0]
     assert speech.customdata[0][0] == 1.0  # where a click starts playing
     assert "customdata[2]" in speech.hovertemplate and "speech_activity" in speech.hovertemplate
-    colours = timeline.tool_colours(tracks)
-    assert colours["my_tool"] not in timeline.TOOL_COLOURS.values()
+    colours = timeline.tool_colours(tracks, own)
+    assert colours["my_tool"] not in own.values()  # a tool without a colour: a free one
+    assert bars["my_tool"].marker.color == colours["my_tool"]
     # Overlapping spans of one tool in two sub-rows of its own lane, below the first lane.
     assert list(bars["my_tool"].y) == [-1, -2]
     assert fig.layout.title.text == "test &lt;b&gt;"

@@ -56,6 +56,7 @@ from agent.planners.question_types import (
     classify,
     tool_arguments,
 )
+from agent.strategies.steps import ANSWER_STEPS, Step
 
 LABEL = "Offline rule planner (not an LLM)"
 CONFIDENT_MARGIN = 0.12  # support gap between the best two choices that needs no more evidence
@@ -103,18 +104,22 @@ class OfflinePlanner:
     ) -> AsyncIterator[PlannerChunk]:
         situation = read_situation(messages)
         qtype = classify(situation.question, situation.choices)
-        handler = {
-            "refine.plan": self._refine_plan,
-            "refine.interact": self._refine_interact,
-            "evidence.filter": self._evidence_filter,
-            "evidence.verify": self._evidence_verify,
-        }.get(situation.step or "")
+        handler = (
+            {
+                Step.REFINE_PLAN: self._refine_plan,
+                Step.REFINE_INTERACT: self._refine_interact,
+                Step.EVIDENCE_FILTER: self._evidence_filter,
+                Step.EVIDENCE_VERIFY: self._evidence_verify,
+            }.get(situation.step)
+            if situation.step
+            else None
+        )
         if handler is not None:
             text = await asyncio.to_thread(handler, qtype, situation)
             for chunk in _sentences(text):
                 yield TextDelta(chunk)
             return
-        if situation.step in ("refine.answer", "evidence.answer"):
+        if situation.step in ANSWER_STEPS:
             uniform = situation.step_data.get("variant") == 2
             answer = await asyncio.to_thread(self._decide, qtype, situation, uniform)
             for chunk in _sentences(answer.rationale):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.planners.base import ChatMessage
+from agent.strategies.steps import Step
 
 
 @dataclass
@@ -16,7 +17,7 @@ class Situation:
     question: str
     choices: list[str]
     results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    step: str | None = None
+    step: Step | None = None
     step_data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -42,7 +43,7 @@ def read_situation(messages: list[ChatMessage]) -> Situation:
                 data["_error"] = message.error
             situation.results.append((message.name, data))
         elif message.role == "user" and message.data.get("step"):
-            situation.step = message.data["step"]
+            situation.step = Step.of(message.data["step"])
             situation.step_data = message.data
             for source in message.data.get("sources", []):
                 situation.results.append((source["tool"], source.get("data", {})))

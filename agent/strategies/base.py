@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agent import events as ev
 from agent.planners.base import FinalAnswer
+from agent.plugins import STRATEGIES_GROUP, registry
 
 if TYPE_CHECKING:
     from agent.context import RunContext
@@ -21,6 +23,34 @@ class Strategy(Protocol):
     def run(self, ctx: RunContext) -> AsyncIterator[ev.Event]:
         """Yield the run's events; must end with ``ctx.make_answer``'s event."""
         ...
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    """A registered strategy: how to make it and how the UI and the CLIs name it."""
+
+    name: str
+    label: str  # "Method (what it does)": the UI shows the part before " (" where narrow
+    factory: Callable[[], Strategy]
+    default: bool = False  # the strategy a question uses when none is named
+    compared: bool = False  # among the strategies a comparison starts with
+
+
+S = TypeVar("S", bound=Callable[[], Any])
+
+
+def strategy(label: str, *, default: bool = False, compared: bool = False) -> Callable[[S], S]:
+    """Register a strategy class (with ``name`` and ``default_budget``) in the strategies
+    registry: ``@strategy("My method (what it does)")`` on its class."""
+
+    def register(factory: S) -> S:
+        name = str(factory.name)  # type: ignore[attr-defined]
+        registry(STRATEGIES_GROUP).add(
+            name, StrategyInfo(name, label, factory, default=default, compared=compared)
+        )
+        return factory
+
+    return register
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)

@@ -9,7 +9,7 @@ from agent import events as ev
 from agent.context import CallOutcome, RunContext, TurnOutcome
 from agent.planners.base import ChatMessage, PlannerError, ToolCallRequest
 from agent.strategies.audio_views import AskAudioTool, CaptionTool
-from agent.strategies.base import final_from_json
+from agent.strategies.base import final_from_json, strategy
 
 # The same for every question (a prefix providers cache); the budget comes with the question.
 SYSTEM = """You answer questions about an audio recording you cannot hear. You have two tools:
@@ -26,6 +26,7 @@ FORCE = (
 )
 
 
+@strategy("Compact caption-first agent (caption + ask, budget 4)")
 class CaptionFirst:
     name = "caption_first"
     default_budget = 4

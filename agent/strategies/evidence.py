@@ -15,7 +15,8 @@ from agent.planners.base import ChatMessage, FinalAnswer, ToolCallRequest
 from agent.planners.question_types import DESCRIPTION, classify, tool_arguments
 from agent.prompts import question_prompt
 from agent.strategies.audio_views import audio_language_model
-from agent.strategies.base import final_from_json, parse_json_object
+from agent.strategies.base import final_from_json, parse_json_object, strategy
+from agent.strategies.steps import Step
 
 RETRIES = 2
 
@@ -85,6 +86,7 @@ def dispatch(ctx: RunContext) -> tuple[str, list[ToolCallRequest], str]:
     return qtype.kind, requests, text
 
 
+@strategy("EChO-Agent (type dispatch, evidence list, two answers, verifier)", compared=True)
 class EvidenceStrategy:
     name = "evidence"
     default_budget = 12
@@ -113,7 +115,7 @@ class EvidenceStrategy:
             ChatMessage(
                 "user",
                 EVIDENCE.format(question=question, observations=observed),
-                data={**step, "step": "evidence.filter"},
+                data={**step, "step": Step.EVIDENCE_FILTER},
             ),
         ]
         async for event in ctx.turn(messages, [], evidence_turn, step="evidence"):
@@ -135,7 +137,7 @@ class EvidenceStrategy:
                 ChatMessage(
                     "user",
                     ANSWER.format(question=question, evidence=listed, choice_rule=rule),
-                    data={**step, "step": "evidence.answer", "variant": index},
+                    data={**step, "step": Step.EVIDENCE_ANSWER, "variant": index},
                 ),
             ]
             async for event in ctx.turn(
@@ -172,7 +174,7 @@ class EvidenceStrategy:
                 "user",
                 VERIFY.format(question=question, evidence=listed, a=a.text, a_why=a.rationale,
                               b=b.text, b_why=b.rationale),
-                data={**step, "step": "evidence.verify", "candidates": [a.text, b.text]},
+                data={**step, "step": Step.EVIDENCE_VERIFY, "candidates": [a.text, b.text]},
             ),
         ]  # fmt: skip
         async for event in ctx.turn(messages, [], turn, step="verify"):

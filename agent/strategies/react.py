@@ -17,6 +17,7 @@ from agent.answer import match_choice
 from agent.context import CallOutcome, RunContext, TurnOutcome
 from agent.planners.base import ChatMessage, PlannerError
 from agent.prompts import FORCE_ANSWER
+from agent.strategies.base import strategy
 
 CROSS_CHECK = (
     "Note: {tools} were asked the same question and disagree. Cross-check before you answer: "
@@ -24,6 +25,7 @@ CROSS_CHECK = (
 )
 
 
+@strategy("AudioToolAgent (react: reason, call tools, cross-check)", default=True, compared=True)
 class React:
     name = "react"
     default_budget = 20

@@ -13,7 +13,8 @@ from agent.context import CallOutcome, RunContext, TurnOutcome
 from agent.planners.base import ChatMessage, ToolCallRequest
 from agent.prompts import question_prompt
 from agent.strategies.audio_views import AskAudioTool, CaptionTool
-from agent.strategies.base import as_bool, final_from_json, parse_json_object
+from agent.strategies.base import as_bool, final_from_json, parse_json_object, strategy
+from agent.strategies.steps import Step
 from agent.tools.base import Tool
 
 MAX_ITERATIONS = 3
@@ -48,6 +49,7 @@ Answer the question from the document. {choice_rule}Reply with only JSON:
 {{"answer": "<answer>", "confidence": <0 to 1>, "rationale": "<why>"}}"""
 
 
+@strategy("AudioGenie-Reasoner (caption document refined up to 3 times)")
 class Refine:
     name = "refine"
     default_budget = 8
@@ -76,7 +78,7 @@ class Refine:
                 ChatMessage(
                     "user",
                     PLAN.format(question=question, document=document),
-                    data={**step_data, "step": "refine.plan", "sources": sources},
+                    data={**step_data, "step": Step.REFINE_PLAN, "sources": sources},
                 ),
             ]
             plan = TurnOutcome()
@@ -91,7 +93,7 @@ class Refine:
                 ChatMessage(
                     "user",
                     INTERACT,
-                    data={**step_data, "step": "refine.interact", "sources": sources,
+                    data={**step_data, "step": Step.REFINE_INTERACT, "sources": sources,
                           "plan": judged},
                 ),
             ]  # fmt: skip
@@ -116,7 +118,7 @@ class Refine:
                     if ctx.req.choices
                     else "",
                 ),
-                data={**step_data, "step": "refine.answer", "sources": sources},
+                data={**step_data, "step": Step.REFINE_ANSWER, "sources": sources},
             ),
         ]
         final_turn = TurnOutcome()

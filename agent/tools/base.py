@@ -6,13 +6,14 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from agent.audio import AudioRef
 from agent.events import Usage
+from agent.plugins import TOOLS_GROUP, registry
 
 
 class ToolResult(BaseModel):
@@ -59,6 +60,33 @@ class Tool(Protocol):
     local: bool  # runs on this machine, no key needed
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult: ...
+
+
+ToolFactory = Callable[[], Tool]
+TOOL_T = TypeVar("TOOL_T", bound=ToolFactory)
+
+
+def local_tool(factory: TOOL_T) -> TOOL_T:
+    """Register a local tool (a class, or a function returning one, with ``name``) in the
+    tools registry: ``@local_tool`` on its class. A plugin's tool is offered as it is (a
+    ``[[tool]]`` entry in the catalogue file may still set its label or ``enabled``); this
+    project's own are offered through their entries in config/models.toml. Its
+    ``requires`` names the packages it needs, checked before it is built. Optional
+    attributes: ``label``, ``colour`` (its timeline lane, "#rrggbb"), ``default_selected``.
+    """
+    registry(TOOLS_GROUP).add(str(factory.name), factory)  # type: ignore[attr-defined]
+    return factory
+
+
+def local_tools() -> dict[str, ToolFactory]:
+    """Every registered local tool: name -> factory (built-ins first, then plugins)."""
+    return registry(TOOLS_GROUP).items()
+
+
+def installed_tools() -> list[str]:
+    """The local tools that installed packages (plugins) registered: offered without an entry
+    in the catalogue file, which lists this project's own."""
+    return registry(TOOLS_GROUP).installed()
 
 
 def cache_key(audio_sha256: str, tool: str, arguments: dict[str, Any], model: str | None) -> str:

@@ -6,10 +6,11 @@ import dataclasses
 from typing import Any
 
 from agent.audio import cut
-from agent.tools.base import ToolContext, ToolError, ToolResult
+from agent.tools.base import ToolContext, ToolError, ToolResult, local_tool
 from agent.tools.windows import time_range
 
 
+@local_tool
 class ClipTool:
     name = "clip"
     label = "Clip a time range"

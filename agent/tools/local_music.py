@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 
 
+@local_tool
 class MusicTool:
     name = "music_analysis"
     label = "Music analysis (librosa, basic-pitch)"
@@ -24,6 +25,7 @@ class MusicTool:
     model = "librosa + basic-pitch"
     local = True
     requires = ("librosa", "onnxruntime", "basic_pitch")  # importable packages it needs
+    colour = "#6a3d9a"  # its lane on the timeline
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import music

@@ -6,10 +6,11 @@ from dataclasses import asdict
 from typing import Any
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import span_list
 
 
+@local_tool
 class SignalTool:
     name = "signal_stats"
     label = "Signal facts (duration, loudness, pitch)"
@@ -24,6 +25,7 @@ class SignalTool:
     prefetch_max_s = 120.0  # ...on clips up to 2 minutes (pYIN costs ~0.5 s per audio second)
     local = True
     requires = ("librosa",)  # importable packages it needs
+    colour = "#555555"  # its lane on the timeline
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import signal

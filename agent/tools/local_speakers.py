@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import span_list
 
 
+@local_tool
 class SpeakersTool:
     name = "speakers"
     label = "Speakers (voice features per speech span, clustered)"

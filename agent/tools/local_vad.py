@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from agent.local_models.executor import run_model
-from agent.tools.base import ToolContext, ToolResult
+from agent.tools.base import ToolContext, ToolResult, local_tool
 from agent.tools.format import span_list
 
 
+@local_tool
 class SpeechActivityTool:
     name = "speech_activity"
     label = "Speech activity (Silero VAD)"
@@ -21,6 +22,7 @@ class SpeechActivityTool:
     prefetch = True  # cheap and often needed: started when a question arrives
     local = True
     requires = ("faster_whisper",)  # importable packages it needs
+    colour = "#23702a"  # its lane on the timeline
 
     async def __call__(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from agent.local_models import vad

@@ -2,7 +2,8 @@
 what a term or a place is), as the AudioToolAgent paper tested it.
 
 Two backends: ``ddgs`` (DuckDuckGo and the other engines the package queries; no key) and
-Tavily (``tavily-python``; a key in ``TAVILY_API_KEY``). The results go to the planner and
+Tavily (``tavily-python``; a key in ``TAVILY_API_KEY``), built by their providers
+(``agent.providers.search``). The results go to the planner and
 into the trace with their URLs. The tool ignores the audio: the planner writes the query.
 """
 
@@ -13,13 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent.remote import ModelConfig, redact
+from agent.remote import redact
 from agent.tools.base import ToolContext, ToolError, ToolResult
 
 DEFAULT_MAX_RESULTS = 5
 MAX_RESULTS = 10
 SNIPPET_CHARS = 400
-SEARCH_HOSTS = {"ddgs": "duckduckgo.com", "tavily": "api.tavily.com"}
 
 
 @dataclass
@@ -198,19 +198,3 @@ class WebSearchTool:
                 "results": [hit.as_dict() for hit in hits],
             },
         )
-
-
-def web_search_tool(config: ModelConfig) -> WebSearchTool:
-    """The tool for a catalogue entry with ``interface = "web_search"``."""
-    max_results = int(config.options.get("max_results", DEFAULT_MAX_RESULTS))
-    backend: SearchBackend
-    if config.provider == "tavily":
-        backend = TavilyBackend(
-            config.key() or "",
-            base_url=config.url(),
-            timeout_s=config.timeout_s,
-            key_env=config.key_env or "TAVILY_API_KEY",
-        )
-    else:
-        backend = DdgsBackend(timeout_s=min(config.timeout_s, 30.0))
-    return WebSearchTool(backend, name=config.name, label=config.label, max_results=max_results)
