@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import MutableHeaders
+from starlette.responses import FileResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("audio_agent.security")
@@ -272,10 +273,8 @@ AUDIO_TYPES = {
 }
 
 
-def audio_response(info: Any, name: str | None = None) -> Any:
+def audio_response(info: Any, name: str | None = None) -> FileResponse:
     """A stored recording's original bytes, typed by what they are (``AudioInfo``)."""
-    from fastapi.responses import FileResponse
-
     return FileResponse(
         info.original_path,
         media_type=AUDIO_TYPES.get(info.format, "application/octet-stream"),
