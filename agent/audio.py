@@ -18,12 +18,15 @@ import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import av
 import numpy as np
 import soundfile as sf
+
+from agent.events import AudioRef
+
+__all__ = ["AudioRef"]  # re-exported: defined with the events (agent.events)
 
 SAMPLE_RATE = 16_000
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
@@ -32,20 +35,6 @@ DEFAULT_MAX_SECONDS = 30 * 60.0
 
 class AudioError(ValueError):
     """Audio that cannot be used, with a message a person can act on."""
-
-
-@dataclass(frozen=True)
-class AudioRef:
-    """One stored recording: its id (the sha256 of the original bytes) and decoded copy."""
-
-    id: str
-    path: Path  # 16 kHz mono 16-bit wav owned by the store
-    original_path: Path
-    duration_s: float
-    format: str
-    original_sample_rate: int
-    original_channels: int
-    name: str = ""
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -8,7 +8,9 @@ project defines an event shape. Consumers dispatch on ``type`` and end with
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
@@ -43,6 +45,37 @@ class Usage(BaseModel):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             reported=self.reported and other.reported,
         )
+
+
+@dataclass(frozen=True)
+class AudioRef:
+    """One stored recording: its id (the sha256 of the original bytes) and decoded copy.
+
+    Defined with the events (``agent.audio`` re-exports it) because storage keeps it (the
+    audio table) and may know nothing of the agent but the spine's records."""
+
+    id: str
+    path: Path  # 16 kHz mono 16-bit wav owned by the store
+    original_path: Path
+    duration_s: float
+    format: str
+    original_sample_rate: int
+    original_channels: int
+    name: str = ""
+
+
+class ToolResult(BaseModel):
+    """What a tool returns: readable text for the planner, structured data for the UI.
+
+    A ``tool_result`` event is made of it; storage keeps it in the tool cache (defined here,
+    re-exported by ``agent.tools.base``, for the same reason as ``AudioRef``)."""
+
+    output: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    cost: float = 0.0
+    error: str | None = None
+    model: str | None = None
 
 
 class RunStarted(EventBase):

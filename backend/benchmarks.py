@@ -30,6 +30,9 @@ from backend.service import AgentService
 from storage.benchmarks import BenchRecords, BenchRunInfo, ResultRow
 from storage.models import DEFAULT_OWNER
 
+# BenchRunInfo and ResultRow: the records the Benchmarks tab reads, handed out from here.
+__all__ = ["BenchRunInfo", "ResultRow"]
+
 PUBLIC_OWNER = DEFAULT_OWNER  # benchmark runs of this owner are shown to every viewer
 
 OnRun = Callable[[str, str], Awaitable[None] | None]

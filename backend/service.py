@@ -18,9 +18,11 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from agent.audio import AudioStore
+from agent.answer import says_it_cannot_tell
+from agent.audio import SAMPLE_RATE, AudioStore
 from agent.doctor import SharedChecks
 from agent.registry import Registry
+from agent.strategies import compared_strategies, default_strategy, strategy_labels
 from backend import space
 from backend.clients import ClientDirectory
 from backend.compare_summary import CompareSummary, summary_row
@@ -40,19 +42,31 @@ from backend.settings import Settings
 from backend.uploads import UploadQuota, disk_free
 from storage import SqlToolCache, Store
 from storage.cleanup import Purged
+from storage.schemas import AudioInfo, ConversationInfo, MessageInfo
 from storage.upload_files import UploadFiles
 
-# Importable from here, as before the parts had modules of their own (frontend, tests).
+# Importable from here, as before the parts had modules of their own (frontend, tests). The
+# frontend reaches storage and the agent only through these (and the events): the records
+# the service hands out, and the few facts of the agent the page shows (tests/test_import_graph.py).
 __all__ = [
+    "SAMPLE_RATE",
     "SUMMARY_EVENT_TYPES",
     "AgentService",
     "AskRequest",
+    "AudioInfo",
     "CompareSummary",
+    "ConversationInfo",
+    "MessageInfo",
     "MessageView",
+    "Purged",
     "RunView",
     "ServiceError",
     "StartedQuestion",
+    "compared_strategies",
+    "default_strategy",
+    "says_it_cannot_tell",
     "share_hash",
+    "strategy_labels",
     "summary_row",
 ]
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from agent import events as ev
-from agent.answer import says_it_cannot_tell
+from backend.service import says_it_cannot_tell
 
 MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
 

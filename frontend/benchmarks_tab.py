@@ -20,10 +20,9 @@ import plotly.graph_objects as go
 
 from backend.auth import owner_from_request
 from backend.bench_analysis import analysis_of, cost_points
-from backend.benchmarks import BenchmarkView, ConfigSummary, summarise
+from backend.benchmarks import BenchmarkView, BenchRunInfo, ConfigSummary, ResultRow, summarise
 from backend.service import AgentService
 from frontend import answer_text, render, trace_calls
-from storage.benchmarks import BenchRunInfo, ResultRow
 
 TAB_ID = "benchmarks"
 QUESTION_COLUMNS = ["question", "answer", "prediction", "score", "guess", "tool calls", "s"]

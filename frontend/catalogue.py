@@ -58,14 +58,14 @@ def unavailable_table(catalogue: dict[str, list[dict[str, Any]]]) -> str:
 
 def strategy_labels() -> dict[str, str]:
     """The agent's registered strategies (when a catalogue lists none)."""
-    from agent.strategies import strategy_labels as registered
+    from backend.service import strategy_labels as registered
 
     return registered()
 
 
 def default_strategy() -> str:
     """The strategy a question uses when none is picked (the registry's default)."""
-    from agent.strategies import default_strategy as registered
+    from backend.service import default_strategy as registered
 
     return registered()
 
@@ -157,7 +157,7 @@ class Catalogue:
         names = self.strategy_names
         flagged = [s["name"] for s in self.raw.get("strategies") or [] if s.get("compared")]
         if not flagged:  # a catalogue without the flags: the registry's
-            from agent.strategies import compared_strategies
+            from backend.service import compared_strategies
 
             flagged = compared_strategies()
         return [s for s in flagged if s in names] or names[:2]

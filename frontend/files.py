@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from storage.cleanup import Purged
+from backend.service import Purged
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from storage.schemas import ConversationInfo
+from backend.service import ConversationInfo
 
 EMPTY_TEXT = "No conversations yet. Ask a question and it appears here."
 SPINNER = '<span class="conv-spinner" aria-hidden="true"></span>'

@@ -16,11 +16,16 @@ from dataclasses import dataclass, field
 import plotly.graph_objects as go
 
 from agent import events as ev
-from agent.audio import SAMPLE_RATE
 from backend.owned import OwnedService
-from backend.service import MessageView, RunView
+from backend.service import (
+    SAMPLE_RATE,
+    AudioInfo,
+    ConversationInfo,
+    MessageInfo,
+    MessageView,
+    RunView,
+)
 from frontend import compare_view, history, timeline, trace_calls
-from storage.schemas import AudioInfo, ConversationInfo, MessageInfo
 
 log = logging.getLogger(__name__)
 

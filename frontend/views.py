@@ -13,13 +13,12 @@ from typing import Any
 import gradio as gr
 
 from agent import events as ev
-from backend.service import CompareSummary, MessageView
+from backend.service import AudioInfo, CompareSummary, MessageView
 from frontend import answer_text, compare_view, history, render, stored_view
 from frontend.page import Page
 from frontend.page_sidebar import render_export_link
 from frontend.reads import ConversationReads, OpenedConversation, trace_of
 from frontend.trace_html import trace_table
-from storage.schemas import AudioInfo
 
 Updates = dict[Any, Any]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session, sessionmaker
 
-from agent.tools.base import ToolResult
+from agent.events import ToolResult
 from storage.cache_writes import CacheWrites
 from storage.conversation_export import EXPORT_FORMAT, ExportStore
 from storage.db import make_engine, migrate, session_factory

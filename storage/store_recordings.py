@@ -9,7 +9,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from agent.audio import AudioRef
+from agent.events import AudioRef
 from storage import question_reads
 from storage.models import Audio, AudioOwnerRef, Conversation, Message, utc_now
 from storage.row_infos import audio_info

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
-from agent.tools.base import ToolResult
+from agent.events import ToolResult
 from storage.cache_writes import CacheWrites
 from storage.models import ToolCacheEntry, utc_now
 from storage.store_base import StoreBase

@@ -30,13 +30,11 @@ PRIVATE_NAMES_BEING_REMOVED: set[tuple[str, str, str]] = set()
 # below it, never from one above (frontend -> backend -> {agent, storage}, storage -> agent,
 # bench -> {backend, agent}; app.py wires frontend and backend together).
 LAYERS = ("agent", "storage", "backend", "frontend", "app", "bench")
-# storage knows the agent's records, not its machinery: the events, and the two
-# records it stores besides them, AudioRef (the audio table) and ToolResult (the tool cache).
-STORAGE_MAY_USE = {
-    "agent.events": None,  # any name
-    "agent.audio": {"AudioRef"},
-    "agent.tools.base": {"ToolResult"},
-}
+# storage knows the agent's records, not its machinery: the events (which hold the two records
+# it stores besides them, AudioRef for the audio table and ToolResult for the tool cache).
+STORAGE_MAY_USE: dict[str, set[str] | None] = {"agent.events": None}  # None: any name
+# The frontend reaches storage and the agent only through the backend's types and the events.
+FRONTEND_MAY_USE: dict[str, set[str] | None] = {"agent.events": None}
 
 
 @dataclass(frozen=True)
@@ -219,16 +217,32 @@ def against_layers(imports: Iterable[Import]) -> list[str]:
     )
 
 
-def storage_overreach(imports: Iterable[Import]) -> list[str]:
-    """Imports of storage from agent beyond ``STORAGE_MAY_USE``."""
+def overreach(
+    imports: Iterable[Import],
+    source: str,
+    targets: Iterable[str],
+    may_use: dict[str, set[str] | None],
+) -> list[str]:
+    """Imports of layer ``source`` from the layers ``targets`` beyond ``may_use`` (module ->
+    the names it may give, None for any)."""
     wrong = []
     for imp in imports:
-        if _layer(imp.source) != "storage" or _layer(imp.target) != "agent":
+        if _layer(imp.source) != source or _layer(imp.target) not in targets:
             continue
-        allowed = STORAGE_MAY_USE.get(imp.target, set())
+        allowed = may_use.get(imp.target, set())
         if allowed is not None and (not imp.names or not set(imp.names) <= allowed):
             wrong.append(str(imp))
     return sorted(wrong)
+
+
+def storage_overreach(imports: Iterable[Import]) -> list[str]:
+    """Imports of storage from agent beyond ``STORAGE_MAY_USE``."""
+    return overreach(imports, "storage", ["agent"], STORAGE_MAY_USE)
+
+
+def frontend_overreach(imports: Iterable[Import]) -> list[str]:
+    """Imports of the frontend from agent or storage beyond ``FRONTEND_MAY_USE``."""
+    return overreach(imports, "frontend", ["agent", "storage"], FRONTEND_MAY_USE)
 
 
 # -- the project ---------------------------------------------------------------------------
@@ -277,12 +291,17 @@ def test_storage_knows_the_agents_records_not_its_machinery():
     assert not wrong, "storage imports from agent:\n" + "\n".join(wrong)
 
 
+def test_the_frontend_reaches_storage_and_the_agent_only_through_the_backend():
+    wrong = frontend_overreach(project_graph()[0])
+    assert not wrong, "frontend imports beyond the backend and the events:\n" + "\n".join(wrong)
+
+
 def test_the_allowances_name_real_modules():
     """A renamed module must not slip out of the checks through a stale allowance."""
     modules = module_files(ROOT, FOLDERS, TOP_FILES)
     named = {m for group in CIRCLES_BEING_REMOVED for m in group}
     named |= {m for use in PRIVATE_NAMES_BEING_REMOVED for m in use[:2]}
-    named |= set(STORAGE_MAY_USE)
+    named |= set(STORAGE_MAY_USE) | set(FRONTEND_MAY_USE)
     assert named <= set(modules), named - set(modules)
     assert {m.split(".")[0] for m in modules} - {"tests"} <= set(LAYERS)
 
@@ -314,9 +333,16 @@ def test_the_reader_finds_lazy_circles_and_private_names(tmp_path):
             "storage/__init__.py": "from agent.tools import _helper, Tool\n",
             "backend/__init__.py": "",
             "backend/api.py": "from storage import Store\n",
+            "agent/events.py": "class Event:\n    pass\n",
+            "storage/schemas.py": "class AudioInfo:\n    pass\n",
+            "frontend/__init__.py": "",
+            "frontend/page.py": (
+                "from agent import events\nfrom agent.events import Event\n"
+                "from storage.schemas import AudioInfo\nfrom backend.api import X\n"
+            ),
         },
     )
-    imports, private = read_graph(tmp_path, ("agent", "storage", "backend"), ())
+    imports, private = read_graph(tmp_path, ("agent", "storage", "backend", "frontend"), ())
     assert circles(imports) == [
         ["agent.context", "agent.run"],
         ["agent.strategies", "agent.strategies.react"],
@@ -326,6 +352,7 @@ def test_the_reader_finds_lazy_circles_and_private_names(tmp_path):
         "storage:1 uses agent.tools._helper",
     ]
     assert storage_overreach(imports) == ["storage:1 -> agent.tools (_helper, Tool)"]
+    assert frontend_overreach(imports) == ["frontend.page:3 -> storage.schemas (AudioInfo)"]
     assert against_layers(imports) == ["agent.run:2 -> backend.api"]
     _write(tmp_path, {"agent/context.py": "def f():\n    return 1\n"})
     imports, _ = read_graph(tmp_path, ("agent",), ())

@@ -9,22 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
-from pydantic import BaseModel, Field
 
-from agent.audio import AudioRef
-from agent.events import Usage
+from agent.events import AudioRef, ToolResult
 from agent.plugins import TOOLS_GROUP, registry
-
-
-class ToolResult(BaseModel):
-    """What a tool returns: readable text for the planner, structured data for the UI."""
-
-    output: str
-    data: dict[str, Any] = Field(default_factory=dict)
-    usage: Usage = Field(default_factory=Usage)
-    cost: float = 0.0
-    error: str | None = None
-    model: str | None = None
 
 
 class ToolError(Exception):
