@@ -58,7 +58,7 @@ CALL = re.compile(r"call/([^/]+)/?$")
 RUN = re.compile(r"(?:run|api)/([^/]+)/?$")
 UNNAMED = re.compile(r"(?:stream/[^/]+|component_server)/?$")
 # Routes whose answer carries an event's outputs.
-OUTPUTS = re.compile(r"queue/data/?$|call/(?:v2/)?[^/]+/[^/]+/?$|(?:run|api)/[^/]+/?$")
+OUTPUTS = re.compile(r"(?:queue/data|call/(?:v2/)?[^/]+/[^/]+|(?:run|api)/[^/]+)/?$")
 FILE_ROUTE = re.compile(r"file[=/](.*)$", re.DOTALL)
 
 NOT_UPLOADED = Refusal(
@@ -80,9 +80,10 @@ class Outputs:
         self._lock = threading.Lock()
 
     def add(self, owner: str, path: str) -> None:
+        key = (owner, os.path.abspath(path))
         with self._lock:
-            self._seen[(owner, os.path.abspath(path))] = None
-            self._seen.move_to_end((owner, os.path.abspath(path)))
+            self._seen[key] = None
+            self._seen.move_to_end(key)
             while len(self._seen) > MAX_OUTPUTS:
                 self._seen.popitem(last=False)
 
@@ -122,7 +123,7 @@ class GradioFileGuard:
             if refusal is not None:
                 await respond(send, refusal)
                 return
-        if owner is not None and OUTPUTS.search(route):
+        if owner is not None and OUTPUTS.match(route):
             send = self._recording_outputs(send, owner)
         await self.app(scope, receive, send)
 
@@ -137,13 +138,13 @@ class GradioFileGuard:
         blocks = self._files_of(scope, mount)
         named = False
         fn: FnFiles | None = None
-        if JOIN.search(route):
+        if JOIN.match(route):
             fn = blocks.find(_get(data, "fn_index"), None) if blocks else None
-        elif m := CALL_V2.search(route):
+        elif m := CALL_V2.match(route):
             named, fn = True, blocks.find(None, m.group(1)) if blocks else None
-        elif m := CALL.search(route):
+        elif m := CALL.match(route):
             fn = blocks.find(None, m.group(1)) if blocks else None
-        elif m := RUN.search(route):  # Gradio takes the body's fn_index before the name
+        elif m := RUN.match(route):  # Gradio takes the body's fn_index before the name
             fn_index = _get(data, "fn_index")
             name = None if fn_index is not None else m.group(1)
             fn = blocks.find(fn_index, name) if blocks else None
@@ -231,7 +232,7 @@ class GradioFileGuard:
 
 
 def _is_event(route: str) -> bool:
-    return any(p.search(route) for p in (JOIN, CALL_V2, CALL, RUN, UNNAMED))
+    return any(p.match(route) for p in (JOIN, CALL_V2, CALL, RUN, UNNAMED))
 
 
 def _route_path(scope: Scope) -> str:

@@ -270,7 +270,7 @@ def test_the_server_fetches_no_url(site, remote):
     answers: list[tuple[int, str]] = []
     with visitor(site.base) as attacker:
         for prefix in ("", "/view"):
-            for route in ("file=", "file/"):
+            for route in ("file=", "file/", "proxy="):
                 got = attacker.get(f"{prefix}/gradio_api/{route}{target}")
                 answers.append((got.status_code, got.text))
         own = attacker.post(
@@ -305,6 +305,57 @@ def test_the_file_route_serves_only_the_callers_own_files(site):
         for secret in (site.data / "audio_agent.sqlite3", Path("/etc/passwd")):
             answer = owner.get(f"/gradio_api/file={quote(str(secret))}")
             assert_refused(answer.status_code, answer.text)
+
+
+class OwnerFromHeader:
+    """The owner a request names in ``X-Owner`` (the app's identity middleware stands in)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from backend.auth import SCOPE_KEY
+
+        if scope["type"] == "http":
+            scope[SCOPE_KEY] = dict(scope["headers"]).get(b"x-owner", b"").decode() or None
+        await self.app(scope, receive, send)
+
+
+def test_a_file_gradio_hands_one_visitor_is_served_to_them_only(tmp_path, monkeypatch):
+    """The file route served every file of Gradio's cache to whoever named it; a file an
+    event gave one visitor (an output: Gradio copies it into its cache) is now theirs only."""
+    import gradio as gr
+    from fastapi import FastAPI
+
+    from backend.gradio_files import GradioFileGuard
+    from storage.repo import Store
+    from storage.upload_files import UploadFiles
+
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    report = tmp_path / "report.txt"
+    report.write_text("for alice only")
+    with gr.Blocks() as blocks:
+        button, out = gr.Button(), gr.File()
+        button.click(lambda: str(report), outputs=out, api_name="report")
+    app = gr.mount_gradio_app(FastAPI(), blocks, path="/")
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    app.add_middleware(GradioFileGuard, files=UploadFiles(store))
+    app.add_middleware(OwnerFromHeader)
+    with (
+        serve(app) as base,
+        httpx.Client(base_url=base, timeout=60, headers={"x-owner": "alice"}) as alice,
+        httpx.Client(base_url=base, timeout=60, headers={"x-owner": "bob"}) as bob,
+        httpx.Client(base_url=base, timeout=60) as nobody,
+    ):
+        started = alice.post("/gradio_api/call/report", json={"data": []})
+        result = alice.get(f"/gradio_api/call/report/{started.json()['event_id']}").text
+        data = json.loads(result.split("data:", 1)[1])
+        url = f"/gradio_api/file={quote(data[0]['path'])}"
+        assert alice.get(url).text == "for alice only"
+        for caller in (bob, nobody):
+            refused = caller.get(url)
+            assert_refused(refused.status_code, refused.text)
+    store.close()
 
 
 def test_the_page_flow_still_works_on_a_real_server(tmp_path):
