@@ -48,6 +48,7 @@ def create_app(
 
     from backend import api, auth, connect, hosting, login, mcp_server, openai_api, security, space
     from backend.clients import install_proxy_headers
+    from backend.gradio_files import GradioFileGuard
     from backend.gradio_sessions import GradioSessionGuard
     from backend.limits import BodyLimitMiddleware, BodyPace
     from backend.retention import start_retention
@@ -82,6 +83,7 @@ def create_app(
 
         app.add_middleware(ConversationPaths)
     app.add_middleware(GradioSessionGuard)  # a Gradio session's outputs: its owner's only
+    app.add_middleware(GradioFileGuard, files=service.upload_files)  # files: own uploads only
     app.add_middleware(  # upload quotas per owner and address; the page's uploads counted
         UploadGuard, quota=service.upload_quota, files=service.upload_files
     )

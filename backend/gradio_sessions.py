@@ -74,7 +74,7 @@ class GradioSessionGuard:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             names += query.get("session_hash", [])[:1]
         if scope["method"] == "POST" and path.rstrip("/").endswith(BODY_NAMED):
-            body, receive = await _read_body(receive)
+            body, receive = await read_body(receive)
             names += _session_hash(body)
         if any(not self.owners.claim(name, owner) for name in names):
             await _not_found(send)
@@ -111,7 +111,7 @@ def _session_hash(body: bytes) -> list[str]:
     return [value] if isinstance(value, str) and value else []
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
+async def read_body(receive: Receive) -> tuple[bytes, Receive]:
     """The whole body (the body limit middleware bounds it), and a receive that gives it
     again to the app."""
     chunks: list[bytes] = []

@@ -126,6 +126,9 @@ class OwnedService:
     def upload_file(self, path: Any) -> AudioInfo:
         return self._service.upload_file(path, owner=self.owner)
 
+    def upload_page_file(self, path: str) -> AudioInfo:
+        return self._service.upload_page_file(path, owner=self.owner)
+
     def conversation_or_404(self, conversation_id: str) -> ConversationInfo:
         return self._service.conversation_or_404(conversation_id, owner=self.owner)
 

@@ -52,6 +52,17 @@ class UploadService(ServiceBase):
         assert info is not None
         return info
 
+    def upload_page_file(self, path: str, *, owner: str) -> AudioInfo:
+        """A file of the page's upload route as ``owner``'s recording: only one that route
+        kept for this owner (``backend.gradio_files`` refuses the others before Gradio
+        copies them; this is the second lock)."""
+        if not self.upload_files.owns(str(path), owner):
+            raise ServiceError(
+                "Only a file you uploaded from this page can be attached: upload it again.",
+                status=403,
+            )
+        return self.upload_file(path, owner=owner)
+
     def upload_file(self, path: str | Path, *, owner: str) -> AudioInfo:
         path = Path(path)
         if not path.is_file():

@@ -33,13 +33,14 @@ class AskingHandlers:
     # -- the recording ------------------------------------------------------------------------
     async def attach(self, path: str | None, request: gr.Request) -> views.Updates:
         """A file attached (or recorded): stored and checked at once (format, length, size,
-        quota), so a bad one is said now, not at Ask."""
+        quota), so a bad one is said now, not at Ask. Only a file the page's upload route
+        kept for this owner (``backend.gradio_files`` refuses the others before this runs)."""
         page = self.ctx.page
         if not path:
             return views.unchanged(page.attachment)
         owned = self.ctx.owned(request)
         try:
-            info = await asyncio.to_thread(owned.upload_file, path)
+            info = await asyncio.to_thread(owned.upload_page_file, path)
         except ServiceError as exc:
             refused = views.problem(page, str(exc), "Not attached")
             return {**refused, **views.attachment(page, None), page.composer.mic: None}

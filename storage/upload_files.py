@@ -57,6 +57,12 @@ class UploadFiles:
         with self.store.engine.connect() as conn:
             return int(conn.scalar(stmt) or 0)
 
+    def owns(self, path: str, owner: str) -> bool:
+        """Whether the upload route kept the file at ``path`` (exactly) for ``owner``."""
+        stmt = select(UploadFile.id).where(UploadFile.path == path, UploadFile.owner == owner)
+        with self.store.engine.connect() as conn:
+            return conn.execute(stmt.limit(1)).first() is not None
+
     def claim(self, path: str, owner: str, audio_id: str) -> None:
         """``owner``'s upload at ``path`` became the recording ``audio_id``."""
         with self.store.engine.begin() as conn:
