@@ -52,8 +52,8 @@ class ChatError(ValueError):
 
 
 class ChatBody(BaseModel):
-    """The fields read; anything else OpenAI clients send (temperature, tools, user, ...) is
-    accepted and not used."""
+    """The fields read; the others OpenAI clients send are refused or accepted and not used
+    as ``backend.openai_params`` says."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.auth import scope_owner
 from backend.clients import ClientLimits, RateWindow, client_address, wait_text
+from backend.inline_bodies import InlineBodies
 from backend.limits import Refusal, is_upload_path, mb_text, respond
 from storage.upload_files import UploadFiles
 
@@ -70,8 +71,12 @@ class UploadQuota:
         self.min_free_bytes = min_free_bytes
         self.address_uploads = RateWindow(3600, clock)
         self.address_bytes = RateWindow(3600, clock)
+        # JSON bodies with audio inside (/v1, /mcp): refused by these same windows before
+        # they are read, and bounded in memory (backend.inline_bodies).
+        self.bodies = InlineBodies(self.body_refusal)
         self._times: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
+        self._admit_lock = threading.Lock()
 
     def _recent(self, owner: str) -> deque[float]:
         times = self._times.setdefault(owner, deque())
@@ -154,21 +159,42 @@ class UploadQuota:
             )
         return None
 
+    def body_refusal(self, owner: str, address: str, length: int | None) -> Refusal | None:
+        """Before a JSON body that may carry a recording (``/v1``, ``/mcp``) is read: the
+        refusal an upload of its size through ``/api/audio`` would get now, or None."""
+        return self.refusal(owner, 0, address, 0, (length or 0) * 3 // 4)
+
     def record(self, owner: str) -> None:
         with self._lock:
             self._recent(owner).append(self.clock())
 
-    def admit(self, owner: str, size: int, *, already_stored: bool, counted: int = 0) -> None:
+    def admit(
+        self,
+        owner: str,
+        size: int,
+        *,
+        already_stored: bool,
+        counted: int = 0,
+        address: str | None = None,
+    ) -> None:
         """Count an upload that is about to be decoded and stored, or raise ServiceError
-        (429 with ``retry_after``, 413, 507). The same bytes again cost nothing and pass."""
+        (429 with ``retry_after``, 413, 507). The same bytes again cost nothing and pass.
+
+        ``address``: the client address of an upload no middleware counted (audio inside a
+        ``/v1`` or ``/mcp`` request): it is checked against, and counted in, the address's
+        windows too, the ones ``/api/audio`` and the page's upload route use."""
         from backend.errors import ServiceError
 
         if already_stored:
             return
-        refusal = self.refusal(owner, size, counted=counted)
-        if refusal is not None:
-            raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
-        self.record(owner)
+        with self._admit_lock:  # check and count in one step: two at once cannot both pass
+            refusal = self.refusal(owner, size, address, counted=counted)
+            if refusal is not None:
+                raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
+            self.record(owner)
+            if address is not None:
+                self.address_uploads.add(address)
+                self.address_bytes.add(address, size)
 
 
 def disk_free(path: Path) -> Callable[[], int]:
