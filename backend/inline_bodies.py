@@ -12,24 +12,28 @@ A body over ``SMALL_BODY`` (or of unknown length) therefore goes through ``Inlin
 - before it is read, it is refused (429 with Retry-After) when an upload of its size would be
   (``UploadQuota.body_refusal``: the owner's and the address's upload windows, the disk), or
   when its address already has ``per_address`` such bodies in flight;
+- its bytes count in the address's upload megabytes (``count``), whatever it turns out to
+  hold: a body that is not a recording still took the server's time;
 - it is written to a temporary file as it arrives: a slow client holds a file, not memory;
-- it is parsed in a worker thread (``load_json``), holding at most about twice its size at
-  once (its text, then the parsed string; then that string and its decoded bytes), and at
-  most ``at_once`` bodies in the whole process are parsed and stored at a time; the others
-  wait with their file.
+- it is parsed in a worker thread by ``backend.json_lift`` (its long base64 strings decoded
+  a step at a time, so that no single call holds the GIL for long and the event loop keeps
+  answering), holding at most about 1.75 times its size at once (the mapped file and the
+  decoded bytes); at most ``at_once`` bodies in the whole process are parsed and stored at a
+  time, and the others wait with their file.
 
-Why two caps: ``at_once`` bounds the memory added by inline bodies to about ``at_once`` x 2 x
-the body limit whatever the number of clients and addresses (a per-address cap alone grows
-with the addresses an attacker has); ``per_address`` keeps one address from holding every
-place (and filling the disk with waiting bodies), so others are not starved. Parsing is CPU
-work: on a small server more than two at once would not finish sooner anyway.
+Why two caps: ``at_once`` bounds the memory added by inline bodies to about ``at_once`` x 1.75
+x the body limit (plus the decoding of each recording, bounded by its length) whatever the
+number of clients and addresses: a per-address cap alone grows with the addresses an attacker
+has. ``per_address`` (below ``at_once``) keeps one address from holding every place and from
+filling the disk with waiting bodies; beyond it a client waits a few seconds (Retry-After),
+which the OpenAI SDK does by itself. Parsing is CPU work: on a small server more at once would
+not finish sooner anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -39,7 +43,7 @@ from backend.limits import Refusal
 
 SMALL_BODY = 1024 * 1024  # a body up to this size is read into memory as it is
 PER_ADDRESS = 2  # larger bodies in flight at once per client address
-AT_ONCE = 2  # larger bodies parsed and stored at once in the process
+AT_ONCE = 3  # larger bodies parsed and stored at once in the process
 BUSY_RETRY_S = 5
 _POLL_S = 0.02
 
@@ -58,9 +62,15 @@ class InlineBodies:
     """The places for large inline bodies, per address and in the process (module doc)."""
 
     def __init__(
-        self, refusal: BodyRefusal, *, per_address: int = PER_ADDRESS, at_once: int = AT_ONCE
+        self,
+        refusal: BodyRefusal,
+        count: Callable[[str, int], None],
+        *,
+        per_address: int = PER_ADDRESS,
+        at_once: int = AT_ONCE,
     ) -> None:
         self.refusal = refusal
+        self.count = count  # bytes an address sent, into its upload window
         self.per_address = per_address
         self._slots = threading.BoundedSemaphore(at_once)
         self._in_flight: dict[str, int] = {}
@@ -106,6 +116,8 @@ class InlineBodies:
         length = content_length(scope)
         if length is not None and length <= SMALL_BODY:
             with await spool(chunks) as file:
+                self.count(address, file.seek(0, 2))
+                file.seek(0)
                 yield file
             return
         refused = await asyncio.to_thread(self.refusal, owner, address, length)
@@ -122,6 +134,8 @@ class InlineBodies:
             )
         try:
             with await spool(chunks) as file:
+                self.count(address, file.seek(0, 2))  # what was sent, whatever it holds
+                file.seek(0)
                 async with self._slot():
                     yield file
         finally:
@@ -151,16 +165,6 @@ async def receive_chunks(receive: Callable[[], Any]) -> AsyncIterator[bytes]:
         yield message.get("body", b"")
         if not message.get("more_body", False):
             return
-
-
-def load_json(file: IO[bytes]) -> Any:
-    """The JSON document in ``file``, holding at most about twice its size at once (the text,
-    then the parsed values). Raises ``ValueError`` (not UTF-8, not JSON) or ``RecursionError``
-    (nested too deeply). Blocking: call it in a worker thread."""
-    raw = file.read()
-    text = raw.decode("utf-8")
-    del raw
-    return json.loads(text)
 
 
 def content_length(scope: Mapping[str, Any]) -> int | None:

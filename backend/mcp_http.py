@@ -18,8 +18,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
@@ -33,9 +31,9 @@ from backend.inline_bodies import (
     SMALL_BODY,
     BodyRefused,
     content_length,
-    load_json,
     receive_chunks,
 )
+from backend.json_lift import LargeText, load_lifted
 from backend.limits import Refusal
 
 UPLOAD = "upload_audio"
@@ -74,6 +72,8 @@ class McpEndpoint:
         owner = scope_owner(scope)
         small = length is not None and length <= SMALL_BODY
         if scope["type"] != "http" or scope["method"] != "POST" or small or owner is None:
+            if small and owner is not None:  # its bytes in the address's upload window
+                self.bodies.count(client_address(scope), length)
             await self._manager.asgi_app(scope, receive, send)
             return
         try:
@@ -93,14 +93,14 @@ class McpEndpoint:
             else:
                 file.seek(0)
                 body, staged = await asyncio.to_thread(stage_upload, file)
+        except (NotAnUpload, LargeText) as exc:
+            await respond(send, 413, str(exc), INVALID_REQUEST)
+            return
         except RecursionError:
             await respond(send, 400, "Parse error: JSON nested too deeply.", PARSE_ERROR)
             return
         except ValueError as exc:
             await respond(send, 400, f"Parse error: {exc}", PARSE_ERROR)
-            return
-        except NotAnUpload as exc:
-            await respond(send, 413, str(exc), INVALID_REQUEST)
             return
         replayed = False
 
@@ -123,10 +123,10 @@ class NotAnUpload(Exception):
 
 def stage_upload(file: IO[bytes]) -> tuple[bytes, bytes | None]:
     """The ``upload_audio`` call in ``file`` with its ``data`` replaced by ``STAGED``, and the
-    decoded bytes (None: not valid base64, which the tool then says). Holds at most about
-    twice the body's size at once. Raises ValueError (not JSON), RecursionError,
-    ``NotAnUpload``. Blocking: call it in a worker thread."""
-    message = load_json(file)
+    decoded bytes (``backend.json_lift``: never the whole body in one call holding the GIL).
+    Raises ``NotAnUpload``, ``LargeText``, ValueError (not JSON), RecursionError. Blocking:
+    call it in a worker thread."""
+    message, lifted = load_lifted(file)
     params = message.get("params") if isinstance(message, dict) else None
     arguments = params.get("arguments") if isinstance(params, dict) else None
     if not (
@@ -134,18 +134,14 @@ def stage_upload(file: IO[bytes]) -> tuple[bytes, bytes | None]:
         and message.get("method") == "tools/call"
         and params.get("name") == UPLOAD
         and isinstance(arguments.get("data"), str)
+        and arguments["data"] in lifted
     ):
         raise NotAnUpload(
             f"The request body is larger than {SMALL_BODY // 1024} KB: only upload_audio's "
             "data (a recording, base64) may be that large."
         )
-    text = arguments.pop("data")
-    try:
-        staged: bytes | None = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        staged = None
-    del text
-    arguments["data"] = STAGED if staged is not None else "(not valid base64)"
+    staged = lifted.pop(arguments["data"])
+    arguments["data"] = STAGED
     return json.dumps(message).encode(), staged
 
 

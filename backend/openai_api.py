@@ -36,7 +36,8 @@ from backend.client_runs import (
 )
 from backend.clients import client_address
 from backend.errors import ServiceError
-from backend.inline_bodies import BodyRefused, load_json
+from backend.inline_bodies import BodyRefused
+from backend.json_lift import LargeText, load_lifted
 from backend.model_names import ModelChoice, UnknownModel, available_models, resolve_model
 from backend.openai_messages import AudioPart, ChatBody, ChatError, ParsedChat, parse_chat
 from backend.openai_params import check_parameters
@@ -171,12 +172,15 @@ def read_request(file: IO[bytes], service: AgentService) -> ChatRequest | JSONRe
     """The request in ``file``, or the 400/404 that says what is wrong with it (blocking: the
     JSON may be large)."""
     try:
-        body = ChatBody.model_validate(load_json(file))
+        document, lifted = load_lifted(file)
+        body = ChatBody.model_validate(document)
         check_parameters(body.model_extra or {})
-        chat = parse_chat(body)
+        chat = parse_chat(body, lifted)
         model = resolve_model(service.registry, body.model)
     except RecursionError:
         return openai_error(400, "The request body is JSON nested too deeply.")
+    except LargeText as exc:
+        return openai_error(400, str(exc), param="messages")
     except (json.JSONDecodeError, UnicodeDecodeError):
         return openai_error(400, "The request body is not valid JSON (UTF-8).")
     except ValidationError as exc:

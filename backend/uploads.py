@@ -73,7 +73,7 @@ class UploadQuota:
         self.address_bytes = RateWindow(3600, clock)
         # JSON bodies with audio inside (/v1, /mcp): refused by these same windows before
         # they are read, and bounded in memory (backend.inline_bodies).
-        self.bodies = InlineBodies(self.body_refusal)
+        self.bodies = InlineBodies(self.body_refusal, self.address_bytes.add)
         self._times: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
         self._admit_lock = threading.Lock()
@@ -162,7 +162,7 @@ class UploadQuota:
     def body_refusal(self, owner: str, address: str, length: int | None) -> Refusal | None:
         """Before a JSON body that may carry a recording (``/v1``, ``/mcp``) is read: the
         refusal an upload of its size through ``/api/audio`` would get now, or None."""
-        return self.refusal(owner, 0, address, 0, (length or 0) * 3 // 4)
+        return self.refusal(owner, 0, address, 0, length or 0)
 
     def record(self, owner: str) -> None:
         with self._lock:
@@ -180,21 +180,21 @@ class UploadQuota:
         """Count an upload that is about to be decoded and stored, or raise ServiceError
         (429 with ``retry_after``, 413, 507). The same bytes again cost nothing and pass.
 
-        ``address``: the client address of an upload no middleware counted (audio inside a
-        ``/v1`` or ``/mcp`` request): it is checked against, and counted in, the address's
-        windows too, the ones ``/api/audio`` and the page's upload route use."""
+        ``address``: the client address of an upload that came inside a JSON request
+        (``/v1``, ``/mcp``): it is checked against the address's windows too, the ones
+        ``/api/audio`` and the page's upload route use, and counted in its uploads (its
+        bytes were counted as they arrived, ``InlineBodies``)."""
         from backend.errors import ServiceError
 
         if already_stored:
             return
         with self._admit_lock:  # check and count in one step: two at once cannot both pass
-            refusal = self.refusal(owner, size, address, counted=counted)
+            refusal = self.refusal(owner, size, address, counted, transfer_bytes=0)
             if refusal is not None:
                 raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
             self.record(owner)
             if address is not None:
                 self.address_uploads.add(address)
-                self.address_bytes.add(address, size)
 
 
 def disk_free(path: Path) -> Callable[[], int]:
