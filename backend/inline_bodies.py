@@ -58,6 +58,10 @@ class BodyRefused(Exception):
         self.refusal = refusal
 
 
+class ClientGone(Exception):
+    """The client closed the connection before its body was complete."""
+
+
 class InlineBodies:
     """The places for large inline bodies, per address and in the process (module doc)."""
 
@@ -161,7 +165,7 @@ async def receive_chunks(receive: Callable[[], Any]) -> AsyncIterator[bytes]:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise ConnectionError("the client went away while sending the request")
+            raise ClientGone("the client went away while sending the request")
         yield message.get("body", b"")
         if not message.get("more_body", False):
             return

@@ -30,6 +30,7 @@ from backend.clients import client_address
 from backend.inline_bodies import (
     SMALL_BODY,
     BodyRefused,
+    ClientGone,
     content_length,
     receive_chunks,
 )
@@ -83,6 +84,8 @@ class McpEndpoint:
                 await self._large(file, scope, receive, send)
         except BodyRefused as exc:
             await respond_refusal(send, exc.refusal)
+        except ClientGone:
+            return  # nobody to answer
 
     async def _large(self, file: IO[bytes], scope: Scope, receive: Receive, send: Send) -> None:
         staged: bytes | None = None

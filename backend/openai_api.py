@@ -22,6 +22,7 @@ from typing import IO, Any, TypeVar
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 
 from backend import openai_format as fmt
 from backend.api import SSE_HEADERS
@@ -117,6 +118,8 @@ def build_router(service: AgentService) -> APIRouter:
                 chat = read.take_chat()  # held no longer than it takes to store its audio
                 started = await asyncio.to_thread(begin, service, owner, chat, read.model, address)
                 del chat
+        except ClientDisconnect:
+            return openai_error(400, "The request body did not arrive: the client went away.")
         except BodyRefused as exc:
             refused = exc.refusal
             error = ServiceError(refused.detail, refused.status, retry_after=refused.retry_after)
