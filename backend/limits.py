@@ -32,7 +32,8 @@ MULTIPART_SLACK = 64 * 1024
 
 UPLOAD_SUFFIXES = ("/api/audio", "/gradio_api/upload")
 # JSON bodies that may carry a recording as base64: the OpenAI-compatible API and the MCP
-# server (backend/openai_api.py, backend/mcp_server.py). Base64 is 4/3 of the bytes.
+# server (backend/openai_api.py, backend/mcp_server.py). Base64 is 4/3 of the bytes. How they
+# are read (to a file, parsed off the event loop, a bounded number at once): inline_bodies.
 INLINE_UPLOAD_SUFFIXES = ("/v1/chat/completions", "/mcp")
 
 

@@ -8,11 +8,16 @@
   ``upload_audio`` call with its ``data`` (the one argument that may be large): it is read
   within the bounds of ``backend.inline_bodies`` (refused before it is read when its
   address's upload windows cannot take it or the address already sends two; written to a
-  file as it arrives; parsed in a worker thread), its base64 decoded there, and the SDK gets
+  file as it arrives; parsed in a worker thread, its base64 decoded a step at a time by
+  ``backend.json_lift``, so the event loop keeps answering meanwhile), and the SDK gets
   the same call with ``data`` replaced by ``STAGED``, the decoded bytes waiting in the
   request's scope (``STAGED_KEY``) for ``upload_audio``. The SDK would read a large body
   into memory three times over and parse it on the event loop. Any other large body is
-  refused (413), as is JSON that cannot be read (400), in JSON-RPC's error shape.
+  refused (413), as is JSON that cannot be read (400), in JSON-RPC's error shape; so is a
+  large body refused before it is read (429 with Retry-After): its request id is not known
+  yet, so it cannot be a tool's error. The same limits met by a small ``upload_audio`` are
+  the tool's error (``backend.mcp_server``).
+- Every POST's bytes count in its address's upload megabytes, as ``/api/audio``'s do.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from backend.inline_bodies import (
     SMALL_BODY,
     BodyRefused,
     ClientGone,
+    InlineBodies,
     content_length,
     receive_chunks,
 )
@@ -51,7 +57,7 @@ class McpEndpoint:
     large bodies handled as the module doc says. ``bodies``: the process's
     ``InlineBodies`` (``UploadQuota.bodies``), shared with ``/v1``."""
 
-    def __init__(self, make: Callable[[], Any], bodies: Any = None) -> None:
+    def __init__(self, make: Callable[[], Any], bodies: InlineBodies) -> None:
         self._make = make
         self._manager: Any = None
         self.bodies = bodies

@@ -374,8 +374,10 @@ def mount(app: Any, service: AgentService) -> McpEndpoint:
     whose ``run()`` the app's lifespan must hold open.
 
     Stateless: every request stands alone (the caller comes from that request's cookie or
-    bearer token), so several app processes behind one address serve it alike. The SDK's
-    own Host/Origin check is off: the app's Host check (backend.hosting) covers ``/mcp``."""
+    bearer token), so several app processes behind one address serve it alike, and no
+    event stream is kept open (``GET /mcp``: 405); large bodies are read and staged before
+    the SDK sees them (``backend.mcp_http``). The SDK's own Host/Origin check is off: the
+    app's Host check (backend.hosting) covers ``/mcp``."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 

@@ -15,6 +15,13 @@ a question uses it). ``UploadGuard`` sits in front of both:
 
 ``backend.retention.expire_uploads`` also drops recordings uploaded through the API and
 never asked about, once they are that old (``storage.cleanup.expire_unused_uploads``).
+
+Recordings also arrive inside JSON requests: ``/v1/chat/completions`` (audio parts) and
+``/mcp`` (``upload_audio``). They are one account with the upload routes: the same
+``UploadQuota`` object and its address windows. Such a body's bytes count in the address's
+megabytes as they arrive, a large one is refused before it is read when an upload of its size
+would be (``body_refusal``), and the recording counts in the owner's and the address's
+uploads when it is stored (``admit`` with the address); see ``backend.inline_bodies``.
 """
 
 from __future__ import annotations
