@@ -39,7 +39,9 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import IO, Any
 
-from backend.limits import Refusal
+from starlette.types import Message, Receive
+
+from backend.limits import Refusal, content_length
 
 SMALL_BODY = 1024 * 1024  # a body up to this size is read into memory as it is
 PER_ADDRESS = 2  # larger bodies in flight at once per client address
@@ -171,11 +173,16 @@ async def receive_chunks(receive: Callable[[], Any]) -> AsyncIterator[bytes]:
             return
 
 
-def content_length(scope: Mapping[str, Any]) -> int | None:
-    for key, value in scope.get("headers", []):
-        if key == b"content-length":
-            try:
-                return max(0, int(value))
-            except ValueError:
-                return None
-    return None
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` whole (read already), then what ``receive`` gives
+    (the disconnect, when it comes)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

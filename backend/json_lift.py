@@ -85,7 +85,7 @@ def lift(raw: bytes | mmap.mmap) -> tuple[str, dict[str, bytes]]:
     return b"".join(parts).decode("utf-8"), lifted
 
 
-def _closing_quote(raw: bytes, begin: int) -> int:
+def _closing_quote(raw: bytes | mmap.mmap, begin: int) -> int:
     """The index of the quote that ends the string starting at ``begin``, or -1."""
     at = begin
     while True:

@@ -18,7 +18,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -135,7 +135,7 @@ class BodyLimitMiddleware:
             return
         path = scope.get("path", "")
         limit, message = self.limit_for(path)
-        length = _content_length(scope)
+        length = content_length(scope)
         if length is not None and length > limit:
             await respond(send, Refusal(413, message))
             return
@@ -192,7 +192,8 @@ class BodyLimitMiddleware:
             await respond(send, refusal)
 
 
-def _content_length(scope: Scope) -> int | None:
+def content_length(scope: Mapping[str, Any]) -> int | None:
+    """A request's ``Content-Length`` (None: not given, or not a number)."""
     for key, value in scope.get("headers", []):
         if key == b"content-length":
             try:

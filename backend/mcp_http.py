@@ -28,7 +28,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import IO, Any
 
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from backend.auth import scope_owner
 from backend.clients import client_address
@@ -37,11 +37,11 @@ from backend.inline_bodies import (
     BodyRefused,
     ClientGone,
     InlineBodies,
-    content_length,
     receive_chunks,
+    replaying,
 )
 from backend.json_lift import LargeText, load_lifted
-from backend.limits import Refusal
+from backend.limits import Refusal, content_length
 
 UPLOAD = "upload_audio"
 STAGED = "(staged)"  # upload_audio's data when the bytes wait in the scope (not base64)
@@ -80,7 +80,7 @@ class McpEndpoint:
         small = length is not None and length <= SMALL_BODY
         if scope["type"] != "http" or scope["method"] != "POST" or small or owner is None:
             if small and owner is not None:  # its bytes in the address's upload window
-                self.bodies.count(client_address(scope), length)
+                self.bodies.count(client_address(scope), length or 0)
             await self._manager.asgi_app(scope, receive, send)
             return
         try:
@@ -111,19 +111,10 @@ class McpEndpoint:
         except ValueError as exc:
             await respond(send, 400, f"Parse error: {exc}", PARSE_ERROR)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()  # after the body: the disconnect, if it comes
-
         headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
         headers.append((b"content-length", str(len(body)).encode()))
         inner = {**scope, "headers": headers, STAGED_KEY: staged}
-        await self._manager.asgi_app(inner, replay, send)
+        await self._manager.asgi_app(inner, replaying(body, receive), send)
 
 
 class NotAnUpload(Exception):
@@ -139,7 +130,8 @@ def stage_upload(file: IO[bytes]) -> tuple[bytes, bytes | None]:
     params = message.get("params") if isinstance(message, dict) else None
     arguments = params.get("arguments") if isinstance(params, dict) else None
     if not (
-        isinstance(arguments, dict)
+        isinstance(params, dict)
+        and isinstance(arguments, dict)
         and message.get("method") == "tools/call"
         and params.get("name") == UPLOAD
         and isinstance(arguments.get("data"), str)

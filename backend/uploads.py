@@ -42,7 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from backend.auth import scope_owner
 from backend.clients import ClientLimits, RateWindow, client_address, wait_text
 from backend.inline_bodies import InlineBodies
-from backend.limits import Refusal, is_upload_path, mb_text, respond
+from backend.limits import Refusal, content_length, is_upload_path, mb_text, respond
 from storage.upload_files import UploadFiles
 
 log = logging.getLogger("audio_agent.uploads")
@@ -232,7 +232,7 @@ class UploadGuard:
             return
         address = client_address(scope)
         page_route = path.rstrip("/").endswith(PAGE_UPLOAD_SUFFIX)
-        length = _content_length(scope)
+        length = max(0, content_length(scope) or 0)
         # The page's route keeps the body as it is; the API's keeps a recording of it, once
         # (the same bytes again take no room), sized after decoding.
         refusal = await asyncio.to_thread(
@@ -292,13 +292,3 @@ class UploadGuard:
             except OSError:  # still being moved into the cache (another file system)
                 size = received // max(1, len(paths))
             self.files.add(path, owner, size, address)
-
-
-def _content_length(scope: Scope) -> int:
-    for key, value in scope.get("headers", []):
-        if key == b"content-length":
-            try:
-                return max(0, int(value))
-            except ValueError:
-                return 0
-    return 0
