@@ -18,7 +18,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -32,7 +32,8 @@ MULTIPART_SLACK = 64 * 1024
 
 UPLOAD_SUFFIXES = ("/api/audio", "/gradio_api/upload")
 # JSON bodies that may carry a recording as base64: the OpenAI-compatible API and the MCP
-# server (backend/openai_api.py, backend/mcp_server.py). Base64 is 4/3 of the bytes.
+# server (backend/openai_api.py, backend/mcp_server.py). Base64 is 4/3 of the bytes. How they
+# are read (to a file, parsed off the event loop, a bounded number at once): inline_bodies.
 INLINE_UPLOAD_SUFFIXES = ("/v1/chat/completions", "/mcp")
 
 
@@ -134,7 +135,7 @@ class BodyLimitMiddleware:
             return
         path = scope.get("path", "")
         limit, message = self.limit_for(path)
-        length = _content_length(scope)
+        length = content_length(scope)
         if length is not None and length > limit:
             await respond(send, Refusal(413, message))
             return
@@ -191,7 +192,8 @@ class BodyLimitMiddleware:
             await respond(send, refusal)
 
 
-def _content_length(scope: Scope) -> int | None:
+def content_length(scope: Mapping[str, Any]) -> int | None:
+    """A request's ``Content-Length`` (None: not given, or not a number)."""
     for key, value in scope.get("headers", []):
         if key == b"content-length":
             try:

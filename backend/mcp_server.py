@@ -29,10 +29,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -44,12 +43,12 @@ from agent import events as ev
 from backend import client_runs
 from backend.client_runs import RunOutcome, Started, owned_audio
 from backend.errors import ServiceError
+from backend.mcp_http import STAGED, STAGED_KEY, UPLOAD, McpEndpoint
 from backend.model_names import UnknownModel, available_models, resolve_model
 from backend.service import AgentService
 from storage.schemas import AudioInfo
 
 SERVER_NAME = "ask-about-audio"
-UPLOAD = "upload_audio"
 ANSWER = "answer_audio_question"
 AUDIO_PARAM = {
     "type": "string",
@@ -59,11 +58,15 @@ AUDIO_PARAM = {
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls: the owner of the runs, where the app serves their traces, the client."""
+    """Who calls: the owner of the runs, where the app serves their traces, the client; over
+    HTTP its network address (uploads count in its windows, as through ``/api/audio``) and
+    the recording of a large ``upload_audio`` call, decoded already (``backend.mcp_http``)."""
 
     owner: str
     base_url: str
     client: str = "an MCP client"
+    address: str | None = None
+    staged: bytes | None = field(default=None, repr=False)
 
 
 Identify = Callable[[ServerRequestContext[Any, Any]], Caller]
@@ -216,11 +219,15 @@ class AudioMcp:
             return owned_audio(service, owner, str(arguments["url"]))
         if kind == "path":
             return service.upload_file(str(arguments["path"]), owner=owner)
-        try:
-            data = base64.b64decode(str(arguments["data"]), validate=True)
-        except (binascii.Error, ValueError):
-            raise ServiceError("upload_audio: data is not valid base64.") from None
-        return service.upload(data, str(arguments.get("filename") or ""), owner=owner)
+        if arguments["data"] == STAGED and caller.staged is not None:
+            data = caller.staged
+        else:
+            try:
+                data = base64.b64decode(str(arguments["data"]), validate=True)
+            except (binascii.Error, ValueError):
+                raise ServiceError("upload_audio: data is not valid base64.") from None
+        name = str(arguments.get("filename") or "")
+        return service.upload(data, name, owner=owner, address=caller.address)
 
     async def _answer(
         self, ctx: ServerRequestContext[Any, Any], caller: Caller, arguments: dict[str, Any]
@@ -362,43 +369,27 @@ def client_name(ctx: ServerRequestContext[Any, Any]) -> str:
     return f"an MCP client ({name})" if name else "an MCP client"
 
 
-class McpEndpoint:
-    """The ``/mcp`` route: a fresh session manager for each run of the app (the SDK's manager
-    runs once per instance; an app started again, as tests do, needs a new one)."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self._make = make
-        self._manager: Any = None
-
-    @contextlib.asynccontextmanager
-    async def run(self) -> AsyncIterator[None]:
-        self._manager = self._make()
-        async with self._manager.run():
-            yield
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if self._manager is None:
-            raise RuntimeError("the MCP endpoint is served only while the app runs")
-        await self._manager.asgi_app(scope, receive, send)
-
-
 def mount(app: Any, service: AgentService) -> McpEndpoint:
     """Serve the MCP server at ``/mcp`` (streamable HTTP) on ``app``; returns the endpoint,
     whose ``run()`` the app's lifespan must hold open.
 
     Stateless: every request stands alone (the caller comes from that request's cookie or
-    bearer token), so several app processes behind one address serve it alike. The SDK's
-    own Host/Origin check is off: the app's Host check (backend.hosting) covers ``/mcp``."""
+    bearer token), so several app processes behind one address serve it alike, and no
+    event stream is kept open (``GET /mcp``: 405); large bodies are read and staged before
+    the SDK sees them (``backend.mcp_http``). The SDK's own Host/Origin check is off: the
+    app's Host check (backend.hosting) covers ``/mcp``."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
     from backend.auth import current_owner
-    from backend.limits import MULTIPART_SLACK
+    from backend.clients import client_address
+    from backend.inline_bodies import SMALL_BODY
 
     def identify(ctx: ServerRequestContext[Any, Any]) -> Caller:
         request = ctx.request
         base = str(request.base_url).rstrip("/")
-        return Caller(current_owner(request), base, client_name(ctx))
+        address, staged = client_address(request.scope), request.scope.get(STAGED_KEY)
+        return Caller(current_owner(request), base, client_name(ctx), address, staged)
 
     server = AudioMcp(service, identify).server
     endpoint = McpEndpoint(
@@ -406,8 +397,10 @@ def mount(app: Any, service: AgentService) -> McpEndpoint:
             app=server,
             stateless=True,
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            max_request_body_size=service.audio.max_bytes * 4 // 3 + MULTIPART_SLACK,
-        )
+            # larger bodies never reach it: McpEndpoint reads and stages them
+            max_request_body_size=SMALL_BODY,
+        ),
+        service.upload_quota.bodies,
     )
     for path in ("/mcp", "/mcp/"):
         app.add_route(path, endpoint, include_in_schema=False)

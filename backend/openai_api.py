@@ -16,11 +16,13 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import IO, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 
 from backend import openai_format as fmt
 from backend.api import SSE_HEADERS
@@ -33,9 +35,13 @@ from backend.client_runs import (
     owned_audio,
     start_question,
 )
+from backend.clients import client_address
 from backend.errors import ServiceError
+from backend.inline_bodies import BodyRefused
+from backend.json_lift import LargeText, load_lifted
 from backend.model_names import ModelChoice, UnknownModel, available_models, resolve_model
 from backend.openai_messages import AudioPart, ChatBody, ChatError, ParsedChat, parse_chat
+from backend.openai_params import check_parameters
 from backend.service import AgentService
 
 KEEPALIVE_S = 15.0  # an SSE comment while a long tool call runs, so proxies keep the stream
@@ -97,33 +103,36 @@ def build_router(service: AgentService) -> APIRouter:
     async def chat_completions(
         request: Request, owner: str = Depends(current_owner)
     ) -> JSONResponse | StreamingResponse:
-        """A question about audio; see backend.openai_messages for what a request carries."""
+        """A question about audio; see backend.openai_messages for what a request carries.
+        The body is read and parsed off the event loop, a large one within the bounds of
+        ``backend.inline_bodies``; its recording counts in the caller's address's upload
+        windows, the ones ``/api/audio`` uses."""
+        address = client_address(request.scope)
+        bodies = service.upload_quota.bodies
         try:
-            body = ChatBody.model_validate(json.loads(await request.body()))
-            chat = parse_chat(body)
-            model = resolve_model(service.registry, body.model)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return openai_error(400, "The request body is not valid JSON (UTF-8).")
-        except ValidationError as exc:
-            first = exc.errors()[0]  # its message only: the input may not be sendable back
-            where = ".".join(str(p) for p in first["loc"]) or "body"
-            return openai_error(400, f"{where}: {first['msg']}", param=where)
-        except ChatError as exc:
-            return openai_error(400, str(exc), param=exc.param)
-        except UnknownModel as exc:
-            return openai_error(404, str(exc), param="model", code="model_not_found")
-        try:  # uploads, the conversation, admission: off the event loop (database, decoding)
-            started = await asyncio.to_thread(begin, service, owner, chat, model)
+            async with bodies.body(request.scope, request.stream(), owner, address) as file:
+                read = await asyncio.to_thread(read_request, file, service)
+                if isinstance(read, JSONResponse):
+                    return read
+                # uploads, the conversation, admission: off the event loop (database, decoding)
+                chat = read.take_chat()  # held no longer than it takes to store its audio
+                started = await asyncio.to_thread(begin, service, owner, chat, read.model, address)
+                del chat
+        except ClientDisconnect:
+            return openai_error(400, "The request body did not arrive: the client went away.")
+        except BodyRefused as exc:
+            refused = exc.refusal
+            error = ServiceError(refused.detail, refused.status, retry_after=refused.retry_after)
+            return service_error(error)
         except ChatError as exc:
             return openai_error(400, str(exc), param=exc.param)
         except ServiceError as exc:
             return service_error(exc)
         headers = {"x-run-id": started.run_id}
-        base, name = base_url(request), body.model
-        if body.stream:
-            usage_chunk = bool((body.stream_options or {}).get("include_usage"))
+        base, name = base_url(request), read.name
+        if read.stream:
             return StreamingResponse(
-                stream(service, started, name, base, usage_chunk),
+                stream(service, started, name, base, read.usage_chunk),
                 media_type="text/event-stream",
                 headers={**SSE_HEADERS, **headers},
             )
@@ -146,9 +155,54 @@ def now() -> int:
     return int(time.time())
 
 
-def begin(service: AgentService, owner: str, chat: ParsedChat, model: ModelChoice) -> Started:
+@dataclass
+class ChatRequest:
+    """What a request asks, without its JSON (which may be large)."""
+
+    name: str  # the model as the client named it
+    model: ModelChoice
+    stream: bool
+    usage_chunk: bool  # stream_options.include_usage
+    chat: ParsedChat | None  # its audio decoded; None once taken to be stored
+
+    def take_chat(self) -> ParsedChat:
+        chat, self.chat = self.chat, None
+        assert chat is not None
+        return chat
+
+
+def read_request(file: IO[bytes], service: AgentService) -> ChatRequest | JSONResponse:
+    """The request in ``file``, or the 400/404 that says what is wrong with it (blocking: the
+    JSON may be large)."""
+    try:
+        document, lifted = load_lifted(file)
+        body = ChatBody.model_validate(document)
+        check_parameters(body.model_extra or {})
+        chat = parse_chat(body, lifted)
+        model = resolve_model(service.registry, body.model)
+    except RecursionError:
+        return openai_error(400, "The request body is JSON nested too deeply.")
+    except LargeText as exc:
+        return openai_error(400, str(exc), param="messages")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return openai_error(400, "The request body is not valid JSON (UTF-8).")
+    except ValidationError as exc:
+        first = exc.errors()[0]  # its message only: the input may not be sendable back
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        return openai_error(400, f"{where}: {first['msg']}", param=where)
+    except ChatError as exc:
+        return openai_error(400, str(exc), param=exc.param)
+    except UnknownModel as exc:
+        return openai_error(404, str(exc), param="model", code="model_not_found")
+    usage_chunk = bool((body.stream_options or {}).get("include_usage"))
+    return ChatRequest(body.model, model, body.stream, usage_chunk, chat)
+
+
+def begin(
+    service: AgentService, owner: str, chat: ParsedChat, model: ModelChoice, address: str
+) -> Started:
     """Store the recording, find the conversation of a follow-up, start the run."""
-    audio_id = store_audio(service, owner, chat.audio())
+    audio_id = store_audio(service, owner, chat.audio(), address)
     conversation_id = None
     if chat.earlier:
         first = chat.turns[0]
@@ -166,12 +220,13 @@ def begin(service: AgentService, owner: str, chat: ParsedChat, model: ModelChoic
     )
 
 
-def store_audio(service: AgentService, owner: str, part: AudioPart) -> str:
-    """The owner's audio id for a part: an earlier upload, or the bytes stored now (the same
-    bytes again cost nothing: a follow-up that resends its recording is not a new upload)."""
+def store_audio(service: AgentService, owner: str, part: AudioPart, address: str) -> str:
+    """The owner's audio id for a part: an earlier upload, or the bytes stored now, counted
+    against the address's upload windows (the same bytes again cost nothing: a follow-up
+    that resends its recording is not a new upload)."""
     if part.audio_id is not None:
         return owned_audio(service, owner, part.audio_id).id
-    return service.upload(part.data or b"", part.name, owner=owner).id
+    return service.upload(part.data or b"", part.name, owner=owner, address=address).id
 
 
 async def stream(

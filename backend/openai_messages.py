@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,8 +53,8 @@ class ChatError(ValueError):
 
 
 class ChatBody(BaseModel):
-    """The fields read; anything else OpenAI clients send (temperature, tools, user, ...) is
-    accepted and not used."""
+    """The fields read; the others OpenAI clients send are refused or accepted and not used
+    as ``backend.openai_params`` says."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -113,7 +114,10 @@ class ParsedChat:
         raise ChatError("No audio in the messages. " + ATTACH_AUDIO, "messages")
 
 
-def parse_chat(body: ChatBody) -> ParsedChat:
+def parse_chat(body: ChatBody, lifted: Mapping[str, bytes] | None = None) -> ParsedChat:
+    """The turns of a request. ``lifted``: base64 strings taken out of the JSON before it was
+    parsed (``backend.json_lift``), decoded, by the name that stands in their place."""
+    lifted = lifted or {}
     if body.n not in (None, 1):
         raise ChatError("Only n=1 is supported: one answer per question.", "n")
     turns: list[UserTurn] = []
@@ -122,7 +126,7 @@ def parse_chat(body: ChatBody) -> ParsedChat:
         if role not in ("system", "developer", "user", "assistant", "tool", "function"):
             raise ChatError(f"messages[{index}] has an unknown role {role!r}.", "messages")
         if role == "user":
-            turns.append(_user_turn(message.get("content"), f"messages[{index}]"))
+            turns.append(_user_turn(message.get("content"), f"messages[{index}]", lifted))
     if not turns or body.messages[-1].get("role") != "user":
         raise ChatError("The last message must be the user's question.", "messages")
     current = turns[-1]
@@ -135,14 +139,14 @@ def parse_chat(body: ChatBody) -> ParsedChat:
     return ParsedChat(turns)
 
 
-def _user_turn(content: Any, where: str) -> UserTurn:
+def _user_turn(content: Any, where: str, lifted: Mapping[str, bytes]) -> UserTurn:
     texts: list[str] = []
     audio: list[AudioPart] = []
     if isinstance(content, str):
         texts.append(_valid_text(content, f"{where}.content"))
     elif isinstance(content, list):
         for number, part in enumerate(content):
-            _read_part(part, f"{where}.content[{number}]", texts, audio)
+            _read_part(part, f"{where}.content[{number}]", texts, audio, lifted)
     elif content is not None:
         raise ChatError(f"{where}.content must be text or a list of parts.", "messages")
     text = "\n".join(t for t in texts if t.strip())
@@ -156,25 +160,28 @@ def _user_turn(content: Any, where: str) -> UserTurn:
     return UserTurn(question, choices, unique)
 
 
-def _read_part(part: Any, where: str, texts: list[str], audio: list[AudioPart]) -> None:
+def _read_part(
+    part: Any, where: str, texts: list[str], audio: list[AudioPart], lifted: Mapping[str, bytes]
+) -> None:
     kind = part.get("type") if isinstance(part, dict) else None
     body = part.get(kind) if isinstance(part, dict) and kind else None
     if kind == "text":
         texts.append(_valid_text(str(part.get("text") or ""), where))
     elif kind == "input_audio" and isinstance(body, dict):
         fmt = str(body.get("format") or "wav").lower()
-        audio.append(AudioPart(data=_b64(body.get("data"), where), name=f"audio.{fmt}"))
+        data = _b64(body.get("data"), where, lifted)
+        audio.append(AudioPart(data=data, name=f"audio.{fmt}"))
     elif kind == "file" and isinstance(body, dict):
         if body.get("file_id"):
             audio.append(AudioPart(audio_id=_reference(str(body["file_id"]), where)))
         else:
-            data = _data_url_or_b64(body.get("file_data"), where)
+            data = _data_url_or_b64(body.get("file_data"), where, lifted)
             name = _valid_text(str(body.get("filename") or "audio"), f"{where}.filename")
             audio.append(AudioPart(data=data, name=name))
     elif kind == "audio_url" and isinstance(body, dict | str):
         url = str(body.get("url") if isinstance(body, dict) else body)
         if url.startswith("data:"):
-            audio.append(AudioPart(data=_data_url_or_b64(url, where), name="audio"))
+            audio.append(AudioPart(data=_data_url_or_b64(url, where, lifted), name="audio"))
         else:
             audio.append(AudioPart(audio_id=_reference(url, where)))
     elif kind in ("text", "input_audio", "file", "audio_url"):
@@ -198,18 +205,20 @@ def _valid_text(value: str, where: str) -> str:
     return value
 
 
-def _b64(value: Any, where: str) -> bytes:
+def _b64(value: Any, where: str, lifted: Mapping[str, bytes]) -> bytes:
     if not isinstance(value, str) or not value:
         raise ChatError(f"{where} has no base64 data.", "messages")
+    if value in lifted:
+        return lifted[value]
     try:
         return base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         raise ChatError(f"{where} is not valid base64.", "messages") from None
 
 
-def _data_url_or_b64(value: Any, where: str) -> bytes:
+def _data_url_or_b64(value: Any, where: str, lifted: Mapping[str, bytes]) -> bytes:
     match = _DATA_URL.match(value) if isinstance(value, str) else None
-    return _b64(match.group(2) if match else value, where)
+    return _b64(match.group(2) if match else value, where, lifted)
 
 
 def _reference(url: str, where: str) -> str:

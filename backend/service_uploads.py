@@ -19,15 +19,27 @@ class UploadService(ServiceBase):
         """What ``owner`` keeps on disk: recordings, and page uploads no recording counts."""
         return self.store.stored_bytes(owner) + self.upload_files.bytes_of(owner)
 
-    def upload(self, data: bytes, name: str = "", *, owner: str, counted: int = 0) -> AudioInfo:
+    def upload(
+        self,
+        data: bytes,
+        name: str = "",
+        *,
+        owner: str,
+        counted: int = 0,
+        address: str | None = None,
+    ) -> AudioInfo:
         """Store a recording (bytes shared by identical uploads) and give ``owner`` a
         reference to it under ``name``. ``counted``: bytes of it already in the owner's
-        stored bytes (a page upload)."""
+        stored bytes (a page upload). ``address``: the client address, for an upload that
+        came inside a JSON request (``/v1``, ``/mcp``): it counts in that address's upload
+        windows (``UploadQuota.admit``); the upload routes' middleware counts the others."""
         # The same bytes again cost nothing, if this owner has them already (another
         # owner's copy must not show: no existence oracle through the quota).
         digest = sha256_bytes(data)
         known = self.store.get_audio(digest, owner) is not None
-        self.upload_quota.admit(owner, len(data), already_stored=known, counted=counted)
+        self.upload_quota.admit(
+            owner, len(data), already_stored=known, counted=counted, address=address
+        )
         existed = self.audio.get(digest) is not None
         try:
             if not known and existed:

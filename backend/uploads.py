@@ -15,6 +15,13 @@ a question uses it). ``UploadGuard`` sits in front of both:
 
 ``backend.retention.expire_uploads`` also drops recordings uploaded through the API and
 never asked about, once they are that old (``storage.cleanup.expire_unused_uploads``).
+
+Recordings also arrive inside JSON requests: ``/v1/chat/completions`` (audio parts) and
+``/mcp`` (``upload_audio``). They are one account with the upload routes: the same
+``UploadQuota`` object and its address windows. Such a body's bytes count in the address's
+megabytes as they arrive, a large one is refused before it is read when an upload of its size
+would be (``body_refusal``), and the recording counts in the owner's and the address's
+uploads when it is stored (``admit`` with the address); see ``backend.inline_bodies``.
 """
 
 from __future__ import annotations
@@ -34,7 +41,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.auth import scope_owner
 from backend.clients import ClientLimits, RateWindow, client_address, wait_text
-from backend.limits import Refusal, is_upload_path, mb_text, respond
+from backend.inline_bodies import InlineBodies
+from backend.limits import Refusal, content_length, is_upload_path, mb_text, respond
 from storage.upload_files import UploadFiles
 
 log = logging.getLogger("audio_agent.uploads")
@@ -70,8 +78,12 @@ class UploadQuota:
         self.min_free_bytes = min_free_bytes
         self.address_uploads = RateWindow(3600, clock)
         self.address_bytes = RateWindow(3600, clock)
+        # JSON bodies with audio inside (/v1, /mcp): refused by these same windows before
+        # they are read, and bounded in memory (backend.inline_bodies).
+        self.bodies = InlineBodies(self.body_refusal, self.address_bytes.add)
         self._times: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
+        self._admit_lock = threading.Lock()
 
     def _recent(self, owner: str) -> deque[float]:
         times = self._times.setdefault(owner, deque())
@@ -154,21 +166,42 @@ class UploadQuota:
             )
         return None
 
+    def body_refusal(self, owner: str, address: str, length: int | None) -> Refusal | None:
+        """Before a JSON body that may carry a recording (``/v1``, ``/mcp``) is read: the
+        refusal an upload of its size through ``/api/audio`` would get now, or None."""
+        return self.refusal(owner, 0, address, 0, length or 0)
+
     def record(self, owner: str) -> None:
         with self._lock:
             self._recent(owner).append(self.clock())
 
-    def admit(self, owner: str, size: int, *, already_stored: bool, counted: int = 0) -> None:
+    def admit(
+        self,
+        owner: str,
+        size: int,
+        *,
+        already_stored: bool,
+        counted: int = 0,
+        address: str | None = None,
+    ) -> None:
         """Count an upload that is about to be decoded and stored, or raise ServiceError
-        (429 with ``retry_after``, 413, 507). The same bytes again cost nothing and pass."""
+        (429 with ``retry_after``, 413, 507). The same bytes again cost nothing and pass.
+
+        ``address``: the client address of an upload that came inside a JSON request
+        (``/v1``, ``/mcp``): it is checked against the address's windows too, the ones
+        ``/api/audio`` and the page's upload route use, and counted in its uploads (its
+        bytes were counted as they arrived, ``InlineBodies``)."""
         from backend.errors import ServiceError
 
         if already_stored:
             return
-        refusal = self.refusal(owner, size, counted=counted)
-        if refusal is not None:
-            raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
-        self.record(owner)
+        with self._admit_lock:  # check and count in one step: two at once cannot both pass
+            refusal = self.refusal(owner, size, address, counted, transfer_bytes=0)
+            if refusal is not None:
+                raise ServiceError(refusal.detail, refusal.status, retry_after=refusal.retry_after)
+            self.record(owner)
+            if address is not None:
+                self.address_uploads.add(address)
 
 
 def disk_free(path: Path) -> Callable[[], int]:
@@ -199,7 +232,7 @@ class UploadGuard:
             return
         address = client_address(scope)
         page_route = path.rstrip("/").endswith(PAGE_UPLOAD_SUFFIX)
-        length = _content_length(scope)
+        length = max(0, content_length(scope) or 0)
         # The page's route keeps the body as it is; the API's keeps a recording of it, once
         # (the same bytes again take no room), sized after decoding.
         refusal = await asyncio.to_thread(
@@ -259,13 +292,3 @@ class UploadGuard:
             except OSError:  # still being moved into the cache (another file system)
                 size = received // max(1, len(paths))
             self.files.add(path, owner, size, address)
-
-
-def _content_length(scope: Scope) -> int:
-    for key, value in scope.get("headers", []):
-        if key == b"content-length":
-            try:
-                return max(0, int(value))
-            except ValueError:
-                return 0
-    return 0
