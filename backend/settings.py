@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.context import DEFAULT_TOOL_TIMEOUT_S
-from backend import space
 from backend.clients import ClientLimits, trusted_proxies_from_env
 from backend.limits import Limits
 from backend.login import LoginLimits
 from backend.runs import RunLimits, default_max_running
 from backend.security import EMBEDDING_SITES, BrowserPolicy
 from backend.server_limits import ServerLimits
+from storage.location import database_url, default_data_dir
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -92,8 +92,8 @@ class Settings:
     def from_env(cls) -> Settings:
         env = os.environ
         return cls(
-            # AUDIO_AGENT_DATA_DIR; on a Space with persistent storage /data (backend/space.py)
-            data_dir=space.default_data_dir(env),
+            # AUDIO_AGENT_DATA_DIR; on a Space with persistent storage /data (storage/location.py)
+            data_dir=default_data_dir(env),
             db_url=env.get("AUDIO_AGENT_DB_URL") or None,
             # On a Hugging Face Space (SPACE_ID set) the app must listen on every interface.
             host=env.get("AUDIO_AGENT_HOST")
@@ -167,4 +167,4 @@ class Settings:
 
     @property
     def database_url(self) -> str:
-        return self.db_url or f"sqlite:///{(self.data_dir / 'audio_agent.sqlite3').resolve()}"
+        return database_url(self.data_dir, self.db_url)

@@ -36,6 +36,8 @@ STORAGE_MAY_USE = {
     "agent.events": None,  # any name
     "agent.audio": {"AudioRef"},
     "agent.tools.base": {"ToolResult"},
+    # and, like every package, the guard that refuses `python -m` of a module that is no command
+    "agent.commands": {"refuse_unless_command"},
 }
 
 
