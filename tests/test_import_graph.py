@@ -1,6 +1,6 @@
 """The project's import graph, read from the source with ast: no circles, no private names
 taken from another module, and the arrows between the folders (``LAYERS`` below; the
-README's How it works says what each folder holds).
+docs/architecture.md says what each folder holds).
 
 Every import counts: at module level, inside functions (the lazy ones) and under
 ``TYPE_CHECKING``. A module that imports another lazily still cannot be read, tested or moved
