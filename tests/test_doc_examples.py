@@ -9,15 +9,15 @@ page does not show::
 A block with neither fails the test. The blocks of one document run in order, as a newcomer
 would paste them from a fresh shell: in a fresh folder that looks like a fresh clone (the
 project's files linked in, nothing else; ``clip.wav`` is a bundled recording, as the README
-says), against a fresh server of that document (``python app.py`` with a new data folder and
-the offline default, the registry every user starts with). The only change made to a block is
-the port: ``localhost:7860`` and ``127.0.0.1:7860`` become the test server's. Shell variables
-set by one bash block are there in the next (as in one terminal), and ``curl`` fails on an
-HTTP error (``--fail-with-body``), so an example that answers 404 fails here.
+says), against a fresh server of that document when its examples talk to one (``python app.py``
+with a new data folder and the offline default, the registry every user starts with). The only
+change made to a block is the port: ``localhost:7860`` and ``127.0.0.1:7860`` become the test
+server's. Shell variables set by one bash block are there in the next (as in one terminal), and
+``curl`` fails on an HTTP error (``--fail-with-body``), so an example that answers 404 fails
+here.
 
 Also: every relative link of README.md and docs/ leads to a file that exists and, with
-``#anchor``, to a heading of it.
-"""
+``#anchor``, to a heading of it."""
 
 from __future__ import annotations
 
@@ -148,18 +148,21 @@ def test_every_skip_reason_stands_before_an_example() -> None:
 )
 def test_the_examples_of_a_document_run_in_order(doc: Path, tmp_path: Path) -> None:
     folder = fresh_clone(tmp_path / "clone")
-    server = AppProcess(tmp_path / "server.log", {"AUDIO_AGENT_DATA_DIR": str(tmp_path / "srv")})
+    to_run = [b for b in runnable(doc) if not b.skip]
+    server = None  # started for the documents whose examples talk to one
+    if any(PORT.search(b.code) for b in to_run):
+        data = {"AUDIO_AGENT_DATA_DIR": str(tmp_path / "srv")}
+        server = AppProcess(tmp_path / "server.log", data)
     try:
-        for block in runnable(doc):
-            if block.skip:
-                continue
-            done = run_block(block, folder, server.port)
+        for block in to_run:
+            done = run_block(block, folder, server.port if server else 7860)
             assert done.returncode == 0, (
                 f"the example at {block} failed ({done.returncode}):\n{block.code}\n"
                 f"--- stdout:\n{done.stdout[-3000:]}\n--- stderr:\n{done.stderr[-3000:]}"
             )
     finally:
-        server.stop()
+        if server:
+            server.stop()
 
 
 # -- links ---------------------------------------------------------------------------------
