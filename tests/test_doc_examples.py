@@ -215,3 +215,14 @@ def test_the_block_reader_finds_fences_and_reasons(tmp_path: Path) -> None:
         "what-a-public-instance-exposes-and-refuses"
     )
     assert slug("The research bench: `python -m bench`") == "the-research-bench-python--m-bench"
+
+
+def test_the_headings_of_each_page_are_unique() -> None:
+    """A link to a section leads to one place, and no two sections share a name (the README had
+    a heading and a bold lead-in both called Limits)."""
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = re.sub(r"```.*?```", "", doc.read_text(encoding="utf-8"), flags=re.S)
+        names = [slug(m[1]) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*#*$", text, re.M)]
+        names += [slug(m[1]) for m in re.finditer(r"^\*\*([^*]+?)\.?\*\*", text, re.M)]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        assert not twice, f"{name(doc)}: sections called {twice} more than once"
