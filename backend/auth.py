@@ -308,13 +308,20 @@ def install(app: Any, identity: Identity, clients: ClientDirectory | None = None
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m backend.auth hash [user]``: a users-file line with a scrypt hash."""
+    import argparse
     import getpass
 
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] != "hash":
-        print("usage: python -m backend.auth hash [user]  (reads the password from stdin/tty)")
-        return 2
-    user = args[1] if len(args) > 1 else input("user: ").strip()
+    parser = argparse.ArgumentParser(
+        prog="python -m backend.auth",
+        description="Print a line for the AUDIO_AGENT_USERS file with the password hashed.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    hashing = sub.add_parser(
+        "hash", help="print user:scrypt$... (reads the password from the terminal or stdin)"
+    )
+    hashing.add_argument("user", nargs="?", default=None, help="the user name (else asked)")
+    args = parser.parse_args(argv)
+    user = args.user if args.user is not None else input("user: ").strip()
     password = (
         getpass.getpass("password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
     )

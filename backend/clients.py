@@ -14,7 +14,7 @@ so new visitors, uploads and runs are also limited per client address:
   service with the owner only).
 
 Everything here lives in one process: several processes behind a load balancer each count
-their own share (see README, Hosting).
+their own share (see docs/hosting.md).
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def check_share_reachable(timeout: float = SHARE_CHECK_TIMEOUT_S) -> None:
         raise ShareUnavailable(
             f"--share needs outbound internet to reach Gradio's share server "
             f"({SHARE_SERVER_HOST}:443), and it could not be reached ({exc}). Run without "
-            "--share and serve the app yourself (see README, Hosting), or retry with internet."
+            "--share and serve the app yourself (see docs/hosting.md), or retry with internet."
         ) from exc
 
 

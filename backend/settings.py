@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.context import DEFAULT_TOOL_TIMEOUT_S
-from backend import space
 from backend.clients import ClientLimits, trusted_proxies_from_env
 from backend.limits import Limits
 from backend.login import LoginLimits
 from backend.runs import RunLimits, default_max_running
 from backend.security import EMBEDDING_SITES, BrowserPolicy
 from backend.server_limits import ServerLimits
+from storage.location import database_url, default_data_dir
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -77,8 +77,9 @@ class Settings:
     retention_days: float | None = None
     retention_every_s: float = 3600.0
     limits: Limits = field(default_factory=Limits)  # request sizes and per-owner upload quotas
-    # A public link (README, Hosting and Limits): limits per client address, the proxies whose
-    # X-Forwarded-For is believed, what other sites' pages may do, the server's own limits.
+    # A public link (docs/hosting.md, docs/configuration.md): limits per client address, the
+    # proxies whose X-Forwarded-For is believed, what other sites' pages may do, the server's
+    # own limits.
     client_limits: ClientLimits = field(default_factory=ClientLimits)
     trusted_proxies: list[str] = field(default_factory=lambda: ["127.0.0.1", "::1"])
     browser: BrowserPolicy | None = None  # None: from ``embedded`` (see ``browser_policy``)
@@ -92,8 +93,8 @@ class Settings:
     def from_env(cls) -> Settings:
         env = os.environ
         return cls(
-            # AUDIO_AGENT_DATA_DIR; on a Space with persistent storage /data (backend/space.py)
-            data_dir=space.default_data_dir(env),
+            # AUDIO_AGENT_DATA_DIR; on a Space with persistent storage /data (storage/location.py)
+            data_dir=default_data_dir(env),
             db_url=env.get("AUDIO_AGENT_DB_URL") or None,
             # On a Hugging Face Space (SPACE_ID set) the app must listen on every interface.
             host=env.get("AUDIO_AGENT_HOST")
@@ -167,4 +168,4 @@ class Settings:
 
     @property
     def database_url(self) -> str:
-        return self.db_url or f"sqlite:///{(self.data_dir / 'audio_agent.sqlite3').resolve()}"
+        return database_url(self.data_dir, self.db_url)

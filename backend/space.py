@@ -2,31 +2,32 @@
 
 ``python -m backend.space OUT_DIR`` writes a complete Docker Space (front matter, a Dockerfile
 that installs the same locks as the README and runs as uid 1000, the app's files, ignore files)
-so that uploading that folder to a new Space is the whole deployment (README, "Deploy to a
-Space"). A Gradio-SDK Space would install ``requirements.txt`` only, without the model wheels
-that must come in with ``--no-deps``, and lose the sound-event tagger and the text embeddings.
+so that uploading that folder to a new Space is the whole deployment (docs/hosting.md,
+"Deploy to a Space"). A Gradio-SDK Space would install ``requirements.txt`` only, without the
+model wheels that must come in with ``--no-deps``, and lose the sound-event tagger and the text
+embeddings.
 
-On a Space (``SPACE_ID`` set) the app keeps its data in the persistent storage at ``/data`` when
-the Space has it (``default_data_dir``); otherwise history lasts until the next restart, and
-``space_notices`` says so, at start-up and on the page, as it says when ``AUDIO_AGENT_SECRET``
-is missing from the Space's secrets.
+On a Space (``SPACE_ID`` set) the app keeps its data in the persistent storage at ``/data``
+when the Space has it (``storage.location.default_data_dir``); otherwise history lasts until
+the next restart, and ``space_notices`` says so, at start-up and on the page, as it says when
+``AUDIO_AGENT_SECRET`` is missing from the Space's secrets.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+# The data folder's rule (a Space's persistent storage among it) lives with the storage, which
+# Alembic's command line shares (storage.location).
+from storage.location import SPACE_STORAGE, on_space, storage_is_persistent
+
 # The README's install command without `&& python app.py`: the Dockerfile runs exactly this.
 INSTALL = "pip install -r requirements.lock && pip install --no-deps -r requirements-nodeps.lock"
-# Where a Space mounts its persistent storage (https://huggingface.co/docs/hub/spaces-storage);
-# only at run time, never during the build. Tests point it elsewhere.
-SPACE_STORAGE = Path(os.environ.get("AUDIO_AGENT_SPACE_STORAGE", "/data"))
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # What the app needs at run time, relative to the project root (tests, docs, CI stay out).
 APP_FILES = [
@@ -46,24 +47,6 @@ APP_FILES = [
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache", "data")
 SPACE_COLORS = ("red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray")
 SHORT_DESCRIPTION_MAX = 60  # the Hub refuses a longer short_description
-
-
-def on_space(env: Mapping[str, str]) -> bool:
-    return bool(env.get("SPACE_ID"))
-
-
-def default_data_dir(env: Mapping[str, str], storage: Path | None = None) -> Path:
-    """``AUDIO_AGENT_DATA_DIR``; on a Space with persistent storage, that storage; else data/."""
-    if env.get("AUDIO_AGENT_DATA_DIR"):
-        return Path(env["AUDIO_AGENT_DATA_DIR"])
-    storage = storage or SPACE_STORAGE
-    if on_space(env) and storage_is_persistent(storage):
-        return storage
-    return Path("data")
-
-
-def storage_is_persistent(storage: Path) -> bool:
-    return storage.is_dir() and os.access(storage, os.W_OK | os.X_OK)
 
 
 def space_notices(env: Mapping[str, str], data_dir: Path, storage: Path | None = None) -> list[str]:

@@ -9,6 +9,7 @@ issue 7, how long the server takes to answer it; then the /api/health latency wh
 
 from __future__ import annotations
 
+import argparse
 import io
 import socket
 import statistics
@@ -55,7 +56,10 @@ def declared_gigabyte(base: str) -> tuple[int, str]:
     return int(text.split(" ")[1]), text.rsplit("\r\n\r\n", 1)[-1]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(
+        prog="python -m bench.limits", description=__doc__.split("\n\n")[0]
+    ).parse_args(argv)  # no options: refuses any it is given
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(data_dir=Path(tmp), warm_up=False, max_audio_minutes=60)
         app = create_app(settings, registry=scripted_registry()[0], ui=False)

@@ -42,7 +42,7 @@ hook();
 """
 EMPTY = (
     "No benchmark runs yet. Make one with `python -m bench run --questions FILE` (or "
-    "`python -m bench analyse ...`) against this app's data folder; see the README."
+    "`python -m bench analyse ...`) against this app's data folder; see docs/bench.md."
 )
 INK = "#1f2937"
 BAR = "#1f5fa8"

@@ -7,9 +7,12 @@ Knows the agent's events (``agent.events``), nothing about HTTP or Gradio.
     store.mark_interrupted_runs()
 """
 
+from agent.commands import refuse_unless_command
 from storage.db import default_url, make_engine, migrate, session_factory
 from storage.repo import EXPORT_FORMAT, SqlToolCache, Store
 from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
+
+refuse_unless_command(__name__, __file__)  # `python -m storage.db ...` is not a command
 
 __all__ = [
     "EXPORT_FORMAT",

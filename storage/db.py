@@ -18,15 +18,16 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
-DB_URL_ENV = "AUDIO_AGENT_DB_URL"
-DEFAULT_DB_URL = "sqlite:///data/audio_agent.sqlite3"
+from storage.location import url_from_env
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
 def default_url() -> str:
-    """The URL from ``AUDIO_AGENT_DB_URL``, else a SQLite file under ./data."""
-    return os.environ.get(DB_URL_ENV) or DEFAULT_DB_URL
+    """The URL the app opens: ``AUDIO_AGENT_DB_URL``, else the SQLite file in the data folder
+    (``AUDIO_AGENT_DATA_DIR``, ...; ``storage.location`` has the rule)."""
+    return url_from_env(os.environ)
 
 
 def _is_memory(url: URL) -> bool:

@@ -1,6 +1,6 @@
 """The project's import graph, read from the source with ast: no circles, no private names
 taken from another module, and the arrows between the folders (``LAYERS`` below; the
-README's How it works says what each folder holds).
+docs/architecture.md says what each folder holds).
 
 Every import counts: at module level, inside functions (the lazy ones) and under
 ``TYPE_CHECKING``. A module that imports another lazily still cannot be read, tested or moved
@@ -31,10 +31,17 @@ PRIVATE_NAMES_BEING_REMOVED: set[tuple[str, str, str]] = set()
 # bench -> {backend, agent}; app.py wires frontend and backend together).
 LAYERS = ("agent", "storage", "backend", "frontend", "app", "bench")
 # storage knows the agent's records, not its machinery: the events (which hold the two records
-# it stores besides them, AudioRef for the audio table and ToolResult for the tool cache).
-STORAGE_MAY_USE: dict[str, set[str] | None] = {"agent.events": None}  # None: any name
+# it stores besides them, AudioRef for the audio table and ToolResult for the tool cache), and,
+# like every package, the guard that refuses `python -m` of a module that is no command.
+STORAGE_MAY_USE: dict[str, set[str] | None] = {  # None: any name
+    "agent.events": None,
+    "agent.commands": {"refuse_unless_command"},
+}
 # The frontend reaches storage and the agent only through the backend's types and the events.
-FRONTEND_MAY_USE: dict[str, set[str] | None] = {"agent.events": None}
+FRONTEND_MAY_USE: dict[str, set[str] | None] = {
+    "agent.events": None,
+    "agent.commands": {"refuse_unless_command"},
+}
 
 
 @dataclass(frozen=True)

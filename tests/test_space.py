@@ -12,6 +12,7 @@ import pytest
 from huggingface_hub import SpaceCard as HubSpaceCard
 
 from backend import space
+from storage import location
 from tests.servers import ROOT, AppProcess
 
 
@@ -85,12 +86,12 @@ def test_the_command_refuses_a_full_folder_and_a_bad_card(tmp_path: Path, capsys
 def test_data_dir_on_a_space_is_its_persistent_storage(tmp_path: Path) -> None:
     storage = tmp_path / "data"
     on_space = {"SPACE_ID": "someone/ask"}
-    assert space.default_data_dir(on_space, storage) == Path("data")  # no storage yet
+    assert location.default_data_dir(on_space, storage) == Path("data")  # no storage yet
     storage.mkdir()
-    assert space.default_data_dir(on_space, storage) == storage
-    assert space.default_data_dir({}, storage) == Path("data")  # not a Space
+    assert location.default_data_dir(on_space, storage) == storage
+    assert location.default_data_dir({}, storage) == Path("data")  # not a Space
     mine = {**on_space, "AUDIO_AGENT_DATA_DIR": str(tmp_path / "mine")}
-    assert space.default_data_dir(mine, storage) == tmp_path / "mine"
+    assert location.default_data_dir(mine, storage) == tmp_path / "mine"
 
 
 def test_notices_say_what_a_space_lacks(tmp_path: Path) -> None:

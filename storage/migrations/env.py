@@ -2,7 +2,10 @@
 
 The database comes from, in order: an ``engine`` or ``connection`` put in
 ``config.attributes`` by ``storage.db.migrate``; a ``url`` attribute; the ini's
-``sqlalchemy.url``; the ``AUDIO_AGENT_DB_URL`` environment variable; the default SQLite file.
+``sqlalchemy.url``; else the database the app itself opens with this environment
+(``storage.db.default_url``: ``AUDIO_AGENT_DB_URL``, else the SQLite file in
+``AUDIO_AGENT_DATA_DIR`` or its default; the rule is ``storage.location``'s, shared with
+``backend.settings``), so ``alembic -c storage/alembic.ini upgrade head`` migrates that one.
 """
 
 from __future__ import annotations
