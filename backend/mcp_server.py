@@ -380,6 +380,7 @@ def mount(app: Any, service: AgentService) -> McpEndpoint:
     app's Host check (backend.hosting) covers ``/mcp``."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.requests import Request
 
     from backend.auth import current_owner
     from backend.clients import client_address
@@ -387,6 +388,8 @@ def mount(app: Any, service: AgentService) -> McpEndpoint:
 
     def identify(ctx: ServerRequestContext[Any, Any]) -> Caller:
         request = ctx.request
+        if not isinstance(request, Request):  # over HTTP there always is one
+            raise ServiceError("MCP over HTTP only: this call came without a request.", 400)
         base = str(request.base_url).rstrip("/")
         address, staged = client_address(request.scope), request.scope.get(STAGED_KEY)
         return Caller(current_owner(request), base, client_name(ctx), address, staged)
