@@ -162,5 +162,8 @@ async def respond(
 
 
 async def respond_refusal(send: Send, refusal: Refusal) -> None:
-    headers = {"retry-after": str(refusal.retry_after)} if refusal.retry_after else None
+    """A refusal before the body was read: the connection closes rather than drain it."""
+    headers = {"connection": "close"}
+    if refusal.retry_after:
+        headers["retry-after"] = str(refusal.retry_after)
     await respond(send, refusal.status, refusal.detail, SERVER_ERROR, headers)

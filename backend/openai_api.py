@@ -123,7 +123,9 @@ def build_router(service: AgentService) -> APIRouter:
         except BodyRefused as exc:
             refused = exc.refusal
             error = ServiceError(refused.detail, refused.status, retry_after=refused.retry_after)
-            return service_error(error)
+            response = service_error(error)
+            response.headers["connection"] = "close"  # the body is not read: do not drain it
+            return response
         except ChatError as exc:
             return openai_error(400, str(exc), param=exc.param)
         except ServiceError as exc:
