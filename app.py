@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import sys
@@ -175,14 +176,51 @@ def _registry_hook() -> Registry | None:
     return registry
 
 
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (in use, not an address here), or None."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Ask about audio: the web app and its API.")
+    parser = argparse.ArgumentParser(
+        description="Ask about audio: the web app and its API.",
+        epilog="Every other setting is an environment variable (README: Configure it; "
+        "docs/configuration.md).",
+    )
+    parser.add_argument(
+        "--host", help="the address to listen on (AUDIO_AGENT_HOST; default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, help="the port to listen on (AUDIO_AGENT_PORT; default 7860)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        help="the folder of the SQLite file and the stored audio (AUDIO_AGENT_DATA_DIR; "
+        "default ./data)",
+    )
     parser.add_argument(
         "--share",
         action="store_true",
         help="also open a public Gradio share link (needs outbound internet; see README)",
     )
     args = parser.parse_args(argv)
+    # The options are the environment variables' shorthand: one source of settings.
+    for value, name in (
+        (args.host, "AUDIO_AGENT_HOST"),
+        (args.port, "AUDIO_AGENT_PORT"),
+        (args.data_dir, "AUDIO_AGENT_DATA_DIR"),
+    ):
+        if value is not None:
+            os.environ[name] = str(value)
     import uvicorn
 
     from backend import hosting
@@ -195,6 +233,15 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("alembic", "httpx", "httpx2"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = Settings.from_env()
+    taken = port_in_use(settings.host, settings.port)
+    if taken:  # before the app loads: say so at once, with the way out
+        print(
+            f"error: cannot listen on {settings.host}:{settings.port}: {taken}. Is the app "
+            "already running? Choose another port with --port N (or AUDIO_AGENT_PORT=N).",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 2
     if args.share:
         try:  # before anything starts: no internet, no tunnel, a clear message
             hosting.check_share_reachable()
