@@ -68,6 +68,17 @@
     }
   });
 
+  // -- Escape closes the settings drawer (unless it closes an open list inside it first),
+  //    and the focus goes back to the button that opened it ------------------------------
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || event.isComposing) return;
+    const drawer = sidebar(true);
+    if (!drawer?.classList.contains("open")) return;
+    if (drawer.querySelector("ul.options")) return; // a dropdown's list: Escape is its own
+    toggle(true);
+    $("#settings-btn")?.focus();
+  });
+
   // -- Uploads: a file over the size limit is refused here, with our own message --------
   function note(text) {
     const box = $("#client-note");

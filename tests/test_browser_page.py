@@ -201,7 +201,10 @@ def test_composer_settings_drawer_strategy_and_trash(app_server, page, tmp_path:
     pick(page, "strategy", "EChO-Agent · evidence")
     assert serious_violations(page) == []  # the drawer open
     screenshot(page, tmp_path / "settings-drawer.png")
-    page.locator("#settings-drawer .toggle-button").click()
+    # Escape closes the drawer, as any dialog, and gives the focus back to its button.
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.querySelector('#settings-drawer.open')")
+    assert page.evaluate("() => document.activeElement.closest('#settings-btn') !== null")
 
     # Ask: the page does not move; the header and the composer stay where they were.
     header_y = page.locator("#header").bounding_box()["y"]
