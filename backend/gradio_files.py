@@ -26,6 +26,8 @@ view at ``/view``; a route is whatever follows ``/gradio_api/``):
   output (seen here on its way out: ``queue/data``, ``call/<name>/<event id>``, ``run``,
   ``api``). ``proxy=`` (Gradio relaying an app loaded with ``gr.load``, which we never do):
   refused.
+- **Unused routes** that take bytes outside every quota or run a program on them
+  (``process_recording``: a video kept in the temp folder and run through ffmpeg): 404.
 """
 
 from __future__ import annotations
@@ -60,12 +62,17 @@ UNNAMED = re.compile(r"(?:stream/[^/]+|component_server)/?$")
 # Routes whose answer carries an event's outputs.
 OUTPUTS = re.compile(r"(?:queue/data|call/(?:v2/)?[^/]+/[^/]+|(?:run|api)/[^/]+)/?$")
 FILE_ROUTE = re.compile(r"file[=/](.*)$", re.DOTALL)
+# Gradio's routes this app's pages never use that would take a visitor's bytes outside every
+# quota or run a program on them: ``process_recording`` (a screen recording's video, kept in
+# the temp folder and run through ffmpeg).
+UNUSED = re.compile(r"process_recording/?$")
 
 NOT_UPLOADED = Refusal(
     403,
     "Only a file you uploaded from this page can be used here: upload it first (the "
     "server takes no path on its disk and no file of anybody else).",
 )
+NOT_OFFERED = Refusal(404, "This app takes no video: upload audio from the page instead.")
 NO_URL = Refusal(403, "This server fetches nothing from other sites: upload the file instead.")
 NOT_YOURS = Refusal(
     403, "File not allowed: only your own uploads and what the page made for you are served."
@@ -111,6 +118,9 @@ class GradioFileGuard:
         method = scope["method"]
         if route.startswith("proxy="):
             await respond(send, NO_URL)
+            return
+        if UNUSED.match(route):
+            await respond(send, NOT_OFFERED)
             return
         if (found := FILE_ROUTE.match(route)) and method in ("GET", "HEAD"):
             refusal = await self.file_refusal(found.group(1), owner)

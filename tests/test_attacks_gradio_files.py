@@ -382,3 +382,17 @@ def test_the_page_flow_still_works_on_a_real_server(tmp_path):
                 assert_refused(*call(other, api, file_data(path, url)))
     finally:
         server.stop()
+
+
+def test_gradios_video_route_takes_no_bytes(site):
+    """Gradio's ``process_recording`` keeps a posted video in its temp folder and runs ffmpeg
+    on it, outside every quota; this app takes no video, so the route is not offered."""
+    before = set(cache_files(site.cache))
+    with visitor(site.base) as attacker:
+        response = attacker.post(
+            "/gradio_api/process_recording",
+            files={"video": ("screen.mp4", os.urandom(2 * MB), "video/mp4")},
+        )
+    assert response.status_code == 404, response.text[:300]
+    assert "video" in response.json()["detail"]
+    assert set(cache_files(site.cache)) == before
