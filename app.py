@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--share",
         action="store_true",
-        help="also open a public Gradio share link (needs outbound internet; see README)",
+        help="also open a public Gradio share link (needs outbound internet; see docs/hosting.md)",
     )
     args = parser.parse_args(argv)
     # The options are the environment variables' shorthand: one source of settings.
