@@ -72,7 +72,7 @@ SCRIPT = Path(__file__).resolve().parent.parent / ".ci" / "postgres.sh"
 def _no_server(why: str) -> NoReturn:
     reason = (
         f'PostgreSQL tests need {PG_URL_ENV} (e.g. `eval "$(.ci/postgres.sh start '
-        f"/tmp/audio-agent-pg)\"`, see docs/testing.md); {why}"
+        f'/tmp/audio-agent-pg)"`, see docs/testing.md); {why}'
     )
     if in_ci():
         pytest.fail(f"{reason}; CI must run them", pytrace=False)
