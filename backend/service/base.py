@@ -21,7 +21,7 @@ from storage.upload_files import UploadFiles
 
 
 class ServiceBase:
-    """The attributes ``AgentService.__init__`` sets, which its parts (``backend.service_*``)
+    """The attributes ``AgentService.__init__`` sets, which its parts (``backend.service.*``)
     share, and the lookups they all use."""
 
     settings: Settings
