@@ -28,14 +28,14 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from agent.registry import Registry
+    from backend.host.settings import Settings
     from backend.service import AgentService
-    from backend.settings import Settings
 
 log = logging.getLogger("audio_agent")
 
 
 def create_service(settings: Settings, registry: Registry | None = None) -> AgentService:
-    from backend.startup import open_service
+    from backend.host.startup import open_service
 
     return open_service(settings, registry)
 
@@ -47,16 +47,18 @@ def create_app(
     from fastapi import FastAPI
     from fastapi.responses import RedirectResponse
 
-    from backend import api, auth, connect, hosting, login, mcp_server, openai_api, security, space
-    from backend.clients import install_proxy_headers
-    from backend.gradio_files import GradioFileGuard
-    from backend.gradio_sessions import GradioSessionGuard
-    from backend.limits import BodyLimitMiddleware, BodyPace
-    from backend.retention import start_retention
-    from backend.settings import Settings
-    from backend.sharing import SHARED_PAGE
-    from backend.startup import identity_for
-    from backend.uploads import UploadGuard
+    from backend.access import auth, login, security
+    from backend.access.body_limits import BodyLimitMiddleware, BodyPace
+    from backend.access.clients import install_proxy_headers
+    from backend.access.gradio_files import GradioFileGuard
+    from backend.access.gradio_sessions import GradioSessionGuard
+    from backend.access.upload_quota import UploadGuard
+    from backend.host import hosting, space
+    from backend.host.settings import Settings
+    from backend.host.startup import identity_for
+    from backend.http import api, connect, mcp_server, openai_api
+    from backend.http.sharing import SHARED_PAGE
+    from backend.service.retention import start_retention
 
     settings = settings or Settings.from_env()
     service = create_service(settings, registry)
@@ -65,7 +67,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with app.state.mcp.run():  # the MCP server at /mcp (backend/mcp_server.py)
+        async with app.state.mcp.run():  # the MCP server at /mcp (backend/http/mcp_server.py)
             yield
         if app.state.retention is not None:
             await asyncio.to_thread(app.state.retention.stop)
@@ -136,7 +138,8 @@ def create_app(
         page,
         path="/",
         max_file_size=int(settings.max_upload_mb * 1024 * 1024),  # refused before it is stored
-        auth_dependency=auth.gradio_user,  # gr.Request.username: the owner (see backend.auth)
+        # gr.Request.username: the owner (see backend.access.auth)
+        auth_dependency=auth.gradio_user,
         root_path=settings.root_path or None,
     )
 
@@ -223,10 +226,10 @@ def main(argv: list[str] | None = None) -> int:
             os.environ[name] = str(value)
     import uvicorn
 
-    from backend import hosting
-    from backend.log_limits import rate_limit_logs
-    from backend.server_limits import fit_to_descriptors, uvicorn_options
-    from backend.settings import Settings
+    from backend.access.connection_limits import fit_to_descriptors, uvicorn_options
+    from backend.access.log_limits import rate_limit_logs
+    from backend.host import hosting
+    from backend.host.settings import Settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     # a line per HTTP request (the SDKs' clients: httpx, or its fork httpx2 in newer ones)
@@ -261,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         log_level="warning",
         root_path=settings.root_path,
         # Header timeout and connection caps; proxy headers are read by the app itself,
-        # from AUDIO_AGENT_TRUSTED_PROXIES only (backend.server_limits, backend.clients).
+        # from AUDIO_AGENT_TRUSTED_PROXIES only (backend.access.connection_limits,
+        # backend.access.clients).
         **uvicorn_options(settings.server_limits, settings.trusted_proxies),
     )
     server = uvicorn.Server(config)

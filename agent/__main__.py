@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _launch_mcp(options: list[str]) -> int:
-    """Become the MCP stdio server, ``python -m backend.mcp_stdio``.
+    """Become the MCP stdio server, ``python -m backend.http.mcp_stdio``.
 
     The server needs the service (storage, owners, the run manager) and so lives in
     ``backend``, which nothing in ``agent`` imports: this starts it as a command line would,
@@ -77,13 +77,16 @@ def _launch_mcp(options: list[str]) -> int:
     ``python app.py`` run from the project folder keeps its history, whatever folder the
     desktop client starts it in."""
     root = Path(__file__).resolve().parent.parent
-    if not (root / "backend" / "mcp_stdio.py").is_file():
-        print(f"error: no backend/mcp_stdio.py in {root}; run it from the project", file=sys.stderr)
+    if not (root / "backend" / "http" / "mcp_stdio.py").is_file():
+        print(
+            f"error: no backend/http/mcp_stdio.py in {root}; run it from the project",
+            file=sys.stderr,
+        )
         return 2
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
     env.setdefault("AUDIO_AGENT_DATA_DIR", str(root / "data"))
-    command = [sys.executable, "-m", "backend.mcp_stdio", *options]
+    command = [sys.executable, "-m", "backend.http.mcp_stdio", *options]
     if os.name == "posix":
         sys.stdout.flush()
         os.execve(sys.executable, command, env)

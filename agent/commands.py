@@ -1,7 +1,7 @@
 """``python -m some.module`` on a module that is not a command says so instead of doing nothing.
 
-Python runs any module given to ``-m``: one that is part of the app (``backend.hosting``) is
-imported, does nothing and exits 0, so ``python -m backend.hosting space OUT_DIR`` looked like
+Python runs any module given to ``-m``: one that is part of the app (``backend.host.hosting``) is
+imported, does nothing and exits 0, so ``python -m backend.host.hosting space OUT_DIR`` looked like
 it had worked. Each package's ``__init__`` calls ``refuse_unless_command(__name__, __file__)``:
 when the process was started as ``python -m <a module of this package>`` and that module is
 not a command (it has no ``if __name__ == "__main__":`` block and is not a package with a
@@ -79,7 +79,9 @@ def commands_of(package: str, package_dir: Path) -> list[str]:
 def refusal(target: str, args: list[str], commands: list[str]) -> str:
     """The message for ``python -m target args`` when ``target`` is not one of ``commands``."""
     short = {name.rsplit(".", 1)[-1]: name for name in commands}
-    named = [short[a] for a in args if a in short]  # `backend.hosting space`: backend.space
+    named = [
+        short[a] for a in args if a in short
+    ]  # `backend.host.hosting space`: backend.host.space
     close = difflib.get_close_matches(target, commands, n=3, cutoff=0.5)
     likely = list(dict.fromkeys([*named, *close]))
     lines = [f"python -m {target} is not a command: the module is part of the app and does"]

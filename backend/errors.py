@@ -1,7 +1,7 @@
 """The one error the service raises: a request it cannot serve, said so a person can act on.
 
-Its own module, below everything that raises it (``limits``, ``service``, ``sharing``) and
-everything that turns it into a response (the REST routes, the UI).
+Its own module, below everything that raises it (``access.body_limits``, ``service``,
+``http.sharing``) and everything that turns it into a response (the REST routes, the UI).
 """
 
 from __future__ import annotations

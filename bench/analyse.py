@@ -1,11 +1,12 @@
 """``python -m bench analyse``: tool attribution (Shapley), planner/strategy ablation, accuracy
 against cost; ``bench list`` and ``bench report``.
 
-- ``attribution``: Monte Carlo permutation Shapley values of the tools (``backend.shapley``) for
-  one planner and strategy. The coalitions the sampled orderings pass through are run as
-  configurations of one benchmark run (kind ``attribution``), each tool subset on every
-  question; identical runs are never repeated and tool outputs come from the tool cache, so
-  a subset adds only the planner's work. v(S) is the accuracy (0-1) with tool set S.
+- ``attribution``: Monte Carlo permutation Shapley values of the tools
+  (``backend.benchmarks.shapley``) for one planner and strategy. The coalitions the sampled
+  orderings pass through are run as configurations of one benchmark run (kind
+  ``attribution``), each tool subset on every question; identical runs are never repeated
+  and tool outputs come from the tool cache, so a subset adds only the planner's work. v(S)
+  is the accuracy (0-1) with tool set S.
 - ``ablation``: every planner x strategy over N seeds, and per planner its text-only
   baseline (no tools) over the same seeds; mean and spread per configuration.
 - Both write ``analysis.json`` and PNG plots (``bench.plots``) into ``--out``, and draw the
@@ -22,9 +23,14 @@ from typing import Any
 
 from agent.registry import local_tool_names
 from agent.strategies import default_strategy, strategy_names
-from backend.bench_analysis import ablation_result, analysis_of, attribution_result, cost_points
 from backend.benchmarks import summarise
-from backend.shapley import coalitions, sample_orderings
+from backend.benchmarks.analysis import (
+    ablation_result,
+    analysis_of,
+    attribution_result,
+    cost_points,
+)
+from backend.benchmarks.shapley import coalitions, sample_orderings
 from bench import run_command
 from bench.plan import Config
 from bench.report import build_report, markdown, questions_csv

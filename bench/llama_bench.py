@@ -152,9 +152,9 @@ def per_token(base: str, reps: int, tokens: int, folder: Path) -> dict[str, floa
     from agent.prompts import run_context, system_prompt
     from agent.registry import Registry
     from app import create_service
-    from backend.owned import OwnedService
+    from backend.host.settings import Settings
     from backend.service import AskRequest
-    from backend.settings import Settings
+    from backend.service.owned import OwnedService
     from bench.memory import build_clip
 
     registry = Registry(env={})

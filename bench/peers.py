@@ -95,9 +95,9 @@ def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Setup, C
 
     from agent.registry import Registry
     from app import create_service
-    from backend.owned import OwnedService
+    from backend.host.settings import Settings
     from backend.service import AskRequest
-    from backend.settings import Settings
+    from backend.service.owned import OwnedService
 
     registry = Registry()
     registry.register(planner, kind="planner")
@@ -119,7 +119,7 @@ def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Setup, C
         return conversations[-1], ask
 
     async def answer_stored(built: Any) -> None:
-        # As ``POST /api/conversations/{id}/ask`` answers (backend.api): the checks and the
+        # As ``POST /api/conversations/{id}/ask`` answers (backend.http.api): the checks and the
         # question stored in one thread trip, the run started from the loop, then followed.
         conv_id, ask = built
         request, _ = await asyncio.to_thread(raw.prepare, conv_id, ask, owner=service.owner)

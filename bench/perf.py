@@ -121,8 +121,8 @@ async def _loop_runs(calls: int, reps: int, folder: Path) -> float:
 def _service(folder: Path, registry: Any) -> Any:
     """The service as one visitor (``bench``) sees it, as the UI handlers use it."""
     from app import create_service
-    from backend.owned import OwnedService
-    from backend.settings import Settings
+    from backend.host.settings import Settings
+    from backend.service.owned import OwnedService
 
     service = create_service(Settings(data_dir=folder, warm_up=False), registry)
     return OwnedService(service, "bench")
@@ -197,7 +197,7 @@ def section_run_manager(reps: int) -> None:
 def section_sse(reps: int, folder: Path) -> None:
     from agent.registry import Registry
     from app import create_app
-    from backend.settings import Settings
+    from backend.host.settings import Settings
     from tests.servers import serve
 
     heading("2. Over HTTP (SSE), server on loopback")
@@ -608,7 +608,7 @@ def _history_registry() -> Any:
 
 def _history_app(folder: Path) -> Any:
     from app import create_app
-    from backend.settings import Settings
+    from backend.host.settings import Settings
 
     settings = Settings(
         data_dir=folder / "history", warm_up=False, owner_runs_per_minute=0, owner_max_runs=0

@@ -5,7 +5,7 @@
 Prints, in milliseconds (median and p90 of ``--repeat`` runs, after a warm-up):
 
 - loop alone: ``run_question`` with an in-memory cache, nothing stored;
-- loop + events stored: the same run through the run manager (``backend.runs``) on a SQLite
+- loop + events stored: the same run through the run manager (``backend.runs.manager``) on a SQLite
   file, from start until a follower has received the last event (every event stored before
   it is published), the tool cache in memory;
 - loop + storage: the same with the tool cache in the database, as in the app (each call
@@ -44,7 +44,7 @@ from agent.registry import Registry  # noqa: E402
 from agent.run import RunRequest, run_question  # noqa: E402
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn  # noqa: E402
 from agent.tools.base import MemoryToolCache  # noqa: E402
-from backend.runs import RunLimits, RunManager  # noqa: E402
+from backend.runs.manager import RunLimits, RunManager  # noqa: E402
 from storage import SqlToolCache, Store  # noqa: E402
 
 CALLS = (1, 5, 20)
@@ -122,7 +122,7 @@ def serve(app) -> Iterator[str]:  # type: ignore[no-untyped-def]
 
 def over_http(data_dir: Path, wav: Path, repeat: int) -> dict[int, tuple[list[float], list[float]]]:
     from app import create_app
-    from backend.settings import Settings
+    from backend.host.settings import Settings
 
     registry = Registry()
     registry.register(instant_tool(), kind="tool")

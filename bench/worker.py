@@ -21,10 +21,10 @@ from agent import events as ev  # noqa: E402
 from agent.audio import AudioError  # noqa: E402
 from agent.planners.base import PlannerError  # noqa: E402
 from agent.registry import Registry  # noqa: E402
+from backend.access.body_limits import Limits  # noqa: E402
 from backend.benchmarks import BenchmarkAsker  # noqa: E402
-from backend.limits import Limits  # noqa: E402
+from backend.host.settings import Settings  # noqa: E402
 from backend.service import AgentService  # noqa: E402
-from backend.settings import Settings  # noqa: E402
 from bench.judge import judge  # noqa: E402
 from bench.plan import Task  # noqa: E402
 from bench.scoring import RunFacts, Score, score_item  # noqa: E402

@@ -34,7 +34,8 @@ class AskingHandlers:
     async def attach(self, path: str | None, request: gr.Request) -> views.Updates:
         """A file attached (or recorded): stored and checked at once (format, length, size,
         quota), so a bad one is said now, not at Ask. Only a file the page's upload route
-        kept for this owner (``backend.gradio_files`` refuses the others before this runs)."""
+        kept for this owner (``backend.access.gradio_files`` refuses the others before this
+        runs)."""
         page = self.ctx.page
         if not path:
             return views.unchanged(page.attachment)

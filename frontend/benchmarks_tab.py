@@ -18,9 +18,9 @@ from typing import Any
 import gradio as gr
 import plotly.graph_objects as go
 
-from backend.auth import owner_from_request
-from backend.bench_analysis import analysis_of, cost_points
+from backend.access.auth import owner_from_request
 from backend.benchmarks import BenchmarkView, BenchRunInfo, ConfigSummary, ResultRow, summarise
+from backend.benchmarks.analysis import analysis_of, cost_points
 from backend.service import AgentService
 from frontend import answer_text, render, trace_calls
 

@@ -10,9 +10,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.auth import owner_from_request
-from backend.owned import OwnedService
+from backend.access.auth import owner_from_request
 from backend.service import AgentService
+from backend.service.owned import OwnedService
 from frontend.catalogue import Catalogue
 from frontend.page import Page
 from frontend.reads import ConversationReads

@@ -11,9 +11,9 @@ from typing import Any
 
 import gradio as gr
 
-from backend.limits import check_title
+from backend.access.body_limits import check_title
+from backend.http.sharing import SHARED_PAGE
 from backend.service import ServiceError
-from backend.sharing import SHARED_PAGE
 from frontend import answer_text, views
 from frontend.context import PageContext
 from frontend.page_sidebar import UNDO_S, render_export_link

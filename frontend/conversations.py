@@ -13,8 +13,8 @@ from typing import Any
 
 import gradio as gr
 
-from backend.auth import owner_from_request
-from backend.identity import USER_PREFIX
+from backend.access.auth import owner_from_request
+from backend.access.identity import USER_PREFIX
 from frontend import views
 from frontend.context import PageContext
 from frontend.live import open_and_follow

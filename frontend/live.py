@@ -1,6 +1,6 @@
 """Following runs that the server owns from the page: a reopened conversation whose latest
 question is still being answered shows its stored events, then the live ones until the run
-ends (after a reload, or from another tab). Runs belong to the server (``backend.runs``):
+ends (after a reload, or from another tab). Runs belong to the server (``backend.runs.manager``):
 leaving the page only stops following them; only Stop ends them early.
 """
 

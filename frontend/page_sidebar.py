@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from backend import hf_oauth
+from backend.access import hf_oauth
 from frontend import history
 from frontend.assets import HISTORY_JS
 

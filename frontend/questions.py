@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import gradio as gr
 
 from agent import events as ev
-from backend.owned import OwnedService
 from backend.service import AskRequest, MessageView, StartedQuestion
+from backend.service.owned import OwnedService
 from frontend import render, stored_view, views
 from frontend.context import PageContext
 from frontend.page_sidebar import render_export_link

@@ -2,7 +2,7 @@
 follower show, as plain values. No Gradio in here: the page turns these into component
 updates (``frontend.views``), the shared view into its own.
 
-Every read goes through ``backend.owned.OwnedService``, so another owner's conversation, run
+Every read goes through ``backend.service.owned.OwnedService``, so another owner's conversation, run
 or recording is simply not there. The reads block (database, decoding): call them in a
 thread from async handlers.
 """
@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 import plotly.graph_objects as go
 
 from agent import events as ev
-from backend.owned import OwnedService
 from backend.service import (
     SAMPLE_RATE,
     AudioInfo,
@@ -25,6 +24,7 @@ from backend.service import (
     MessageView,
     RunView,
 )
+from backend.service.owned import OwnedService
 from frontend import compare_view, history, timeline, trace_calls
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from typing import Any
 import gradio as gr
 
 from backend.errors import ServiceError
-from backend.owned import OwnedService
 from backend.service import AgentService
+from backend.service.owned import OwnedService
 from frontend import answer_text
 from frontend.assets import CSS, PAGE_JS
 from frontend.reads import ConversationReads, trace_of

@@ -1,6 +1,6 @@
 """Where the app's data lives: the data folder and the database URL, from the environment.
 
-One rule for every way in: the web app's settings (``backend.settings``), ``Store``'s
+One rule for every way in: the web app's settings (``backend.host.settings``), ``Store``'s
 default and ``alembic -c storage/alembic.ini upgrade head`` run by hand all get the URL here,
 so a migration by hand touches the database the app opens.
 

@@ -1,7 +1,7 @@
 """Rows of the ``sessions`` table: login cookies and API tokens that logout can revoke.
 
 Only the sha256 of a session id is stored; the id itself travels, signed, in the cookie or
-bearer token (``backend.identity``). A session is valid while it exists, is not revoked and
+bearer token (``backend.access.identity``). A session is valid while it exists, is not revoked and
 has not expired.
 """
 

@@ -1,9 +1,9 @@
 """Rows of the ``upload_files`` table: what the page's upload route kept on disk, per owner.
 
 Gradio's ``/gradio_api/upload`` writes each file into its cache before any question uses it.
-``backend.page_uploads`` records every such file here, so that it counts in the owner's storage
-quota until a question makes a recording of it (``claim``: the recording counts from then on)
-and its file is removed: by its time to live, or when it is found gone (deleting a
+``backend.access.upload_quota`` records every such file here, so that it counts in the owner's
+storage quota until a question makes a recording of it (``claim``: the recording counts from
+then on) and its file is removed: by its time to live, or when it is found gone (deleting a
 conversation removes Gradio's copies of its recordings).
 """
 

@@ -43,7 +43,7 @@ def app_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
 
     def start(registry: Any = None, **settings: Any) -> str:
         import app
-        from backend.settings import Settings
+        from backend.host.settings import Settings
 
         config = Settings(data_dir=tmp_path / "data", warm_up=False, **settings)
         base = stack.enter_context(serve(app.create_app(config, registry=registry)))

@@ -13,7 +13,7 @@ from agent.events import parse_event
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.sse import read_sse
 

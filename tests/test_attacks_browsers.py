@@ -19,7 +19,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.sse import sse_frames
 from tests.test_isolation import ASK, ask, registry
@@ -108,7 +108,7 @@ def _visitors(client: TestClient, addresses: list[str]) -> list[int]:
 def test_new_visitors_are_limited_per_address_and_forwarded_only_from_trusted_proxies(
     tmp_path,
 ):
-    from backend.clients import ClientLimits
+    from backend.access.clients import ClientLimits
 
     settings = Settings(
         data_dir=tmp_path,

@@ -24,8 +24,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from app import create_app
-from backend.clients import ClientLimits
-from backend.settings import Settings
+from backend.access.clients import ClientLimits
+from backend.host.settings import Settings
 from tests.client_kit import DOG_B64, DOG_CLIP, audio_message, scripted_registry
 from tests.servers import serve
 from tests.test_processes import Server

@@ -29,7 +29,7 @@ import httpx
 import pytest
 
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.test_api import scripted_registry
 from tests.test_processes import Server
@@ -314,7 +314,7 @@ class OwnerFromHeader:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        from backend.auth import SCOPE_KEY
+        from backend.access.auth import SCOPE_KEY
 
         if scope["type"] == "http":
             scope[SCOPE_KEY] = dict(scope["headers"]).get(b"x-owner", b"").decode() or None
@@ -327,7 +327,7 @@ def test_a_file_gradio_hands_one_visitor_is_served_to_them_only(tmp_path, monkey
     import gradio as gr
     from fastapi import FastAPI
 
-    from backend.gradio_files import GradioFileGuard
+    from backend.access.gradio_files import GradioFileGuard
     from storage.repo import Store
     from storage.upload_files import UploadFiles
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from app import create_app
-from backend.auth import OWNER_COOKIE
-from backend.settings import Settings
+from backend.access.auth import OWNER_COOKIE
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.test_isolation import registry
 
@@ -24,7 +24,7 @@ HTML = {"Accept": "text/html"}
 
 
 def hashed(password: str, n: int = 2**17) -> str:
-    from backend.passwords import hash_password
+    from backend.access.passwords import hash_password
 
     return hash_password(password, n=n)
 
@@ -151,7 +151,7 @@ def test_users_file_changes_apply_without_a_restart(private):
 def test_password_hashes_at_owasp_strength(tmp_path, caplog):
     """Attack: scrypt above N=2^14 failed in hashing and in verifying (Python's 32 MiB default
     memory cap), so the default stayed below OWASP's N=2^17."""
-    from backend.passwords import hash_password, verify_password, weakness
+    from backend.access.passwords import hash_password, verify_password, weakness
 
     spec = hash_password("s3cret")
     assert spec.startswith("scrypt$131072$8$1$")

@@ -13,7 +13,7 @@ import traceback
 
 import httpx
 
-from backend.log_limits import LoggedStream, RateLimitedLog
+from backend.access.log_limits import LoggedStream, RateLimitedLog
 from tests.test_processes import Server
 
 

@@ -27,7 +27,7 @@ from sqlalchemy import Engine, event
 
 from agent.events import parse_event
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from tests.live_registry import slow_registry as live_registry
 from tests.servers import serve
 from tests.sse import sse_frames

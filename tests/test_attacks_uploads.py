@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from app import create_app
-from backend.limits import Limits
-from backend.settings import Settings
+from backend.access.body_limits import Limits
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.test_api import scripted_registry
 from tests.test_processes import Server
@@ -122,7 +122,7 @@ def test_uploads_never_asked_about_count_and_expire(tmp_path):
         ]
         assert statuses[:2] == [201, 201] and statuses[2:] == [413, 413], statuses
         service = app.state.service  # type: ignore[attr-defined]
-        from backend.retention import expire_uploads
+        from backend.service.retention import expire_uploads
 
         later = datetime.now(UTC) + timedelta(hours=settings.upload_ttl_hours + 1)
         assert service.prune_stale(later) == []  # no conversation: retention had nothing
@@ -136,7 +136,7 @@ def test_identical_upload_takes_the_time_of_a_new_one(tmp_path, monkeypatch):
     """Leak: an upload of bytes somebody else stored returned at once (no decoding), telling
     that somebody has that recording. Now it is decoded like any new upload."""
     import agent.audio
-    import backend.service_uploads
+    import backend.service.uploads
 
     calls: list[int] = []
     real = agent.audio.decode_bytes
@@ -146,8 +146,8 @@ def test_identical_upload_takes_the_time_of_a_new_one(tmp_path, monkeypatch):
         return real(data, **kwargs)
 
     monkeypatch.setattr(agent.audio, "decode_bytes", counted)
-    if hasattr(backend.service_uploads, "decode_bytes"):  # the service's upload
-        monkeypatch.setattr(backend.service_uploads, "decode_bytes", counted)
+    if hasattr(backend.service.uploads, "decode_bytes"):  # the service's upload
+        monkeypatch.setattr(backend.service.uploads, "decode_bytes", counted)
     data = tone_wav(523, 1.0)
     with api_client(Settings(data_dir=tmp_path, warm_up=False)) as (alice, _):
         assert alice.post("/api/audio", files={"file": ("a.wav", data)}).status_code == 201
@@ -180,7 +180,7 @@ def test_page_uploads_never_asked_about_expire_and_free_the_quota(tmp_path, monk
         ).json()
         assert paths and all(Path(p).is_file() for p in paths)
         service = app.state.service  # type: ignore[attr-defined]
-        from backend.retention import expire_uploads
+        from backend.service.retention import expire_uploads
         from storage.upload_files import UploadFiles
 
         files = UploadFiles(service.store)

@@ -23,7 +23,7 @@ import pytest
 import soundfile as sf
 
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from tests.conftest import FIXTURES
 from tests.servers import serve
 from tests.test_api import scripted_registry

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.bench_analysis import pareto_front
-from backend.shapley import (
+from backend.benchmarks.analysis import pareto_front
+from backend.benchmarks.shapley import (
     all_orderings,
     coalitions,
     exact_shapley,
@@ -77,8 +77,8 @@ def test_pareto_front() -> None:
 
 
 def test_points_of_a_tool_sweep_are_named_by_their_tools() -> None:
-    from backend.bench_analysis import cost_points
     from backend.benchmarks import ConfigSummary
+    from backend.benchmarks.analysis import cost_points
 
     def summary(tools: tuple[str, ...], accuracy: float) -> ConfigSummary:
         config = {"planner": "offline", "strategy": "react", "tools": list(tools)}

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import plotly.graph_objects as go
 import pytest
 
-from backend.auth import SCOPE_KEY
+from backend.access.auth import SCOPE_KEY
+from backend.host.settings import Settings
 from backend.service import AgentService
-from backend.settings import Settings
 from bench import analyse, run_command
 from bench.__main__ import parser
 from bench.report import trace_link

@@ -87,7 +87,7 @@ def test_the_openai_compatible_api_reports_cached_prompt_tokens(tmp_path: Path, 
     from agent.registry import Registry
     from agent.testing import ScriptedPlanner, ScriptedTurn
     from app import create_app
-    from backend.settings import Settings
+    from backend.host.settings import Settings
     from tests.client_kit import audio_message
 
     def turn(messages, tools, force):  # type: ignore[no-untyped-def]

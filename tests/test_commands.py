@@ -1,6 +1,7 @@
 """Every ``python -m`` of this project either is a command that checks its arguments, or says
 it is none: nothing exits 0 having silently done nothing (issue 35:
-``python -m backend.hosting space OUT_DIR`` did, when the command is ``python -m backend.space``).
+``python -m backend.host.hosting space OUT_DIR`` did, when the command is
+``python -m backend.host.space``).
 """
 
 from __future__ import annotations
@@ -33,18 +34,25 @@ def all_commands() -> list[str]:
 
 def test_the_commands_are_found() -> None:
     found = set(all_commands())
-    assert {"agent", "bench", "backend.space", "backend.auth", "backend.mcp_stdio"} <= found
+    assert {
+        "agent",
+        "bench",
+        "backend.host.space",
+        "backend.access.auth",
+        "backend.http.mcp_stdio",
+    } <= found
     assert {"bench.perf", "bench.limits", "bench.offline_eval"} <= found
-    assert "backend.hosting" not in found and "agent.commands" not in found
+    assert "backend.host.hosting" not in found and "agent.commands" not in found
 
 
 def test_a_module_that_is_no_command_refuses_and_names_the_right_one(tmp_path: Path) -> None:
-    done = run("-m", "backend.hosting", "space", "space-out", cwd=tmp_path)
+    done = run("-m", "backend.host.hosting", "space", "space-out", cwd=tmp_path)
     assert done.returncode == 2, done
-    assert "python -m backend.hosting is not a command" in done.stderr
-    assert "Did you mean: python -m backend.space" in done.stderr
+    assert "python -m backend.host.hosting is not a command" in done.stderr
+    assert "Did you mean: python -m backend.host.space" in done.stderr
     assert not (tmp_path / "space-out").exists()
-    for module in ("storage.db", "agent.run", "bench.scoring"):
+    # a module inside one of backend's folders: the guard of backend/__init__.py covers them
+    for module in ("storage.db", "agent.run", "bench.scoring", "backend.runs.manager"):
         done = run("-m", module, cwd=tmp_path)
         assert done.returncode == 2 and "is not a command" in done.stderr, (module, done)
 
@@ -77,7 +85,10 @@ def test_every_package_installs_the_guard() -> None:
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["python", "-m", "backend.hosting", "space", "x"], ("backend.hosting", ["space", "x"])),
+        (
+            ["python", "-m", "backend.host.hosting", "space", "x"],
+            ("backend.host.hosting", ["space", "x"]),
+        ),
         (["python", "-X", "dev", "-mbench.perf"], ("bench.perf", [])),
         (["python", "app.py", "-m", "x"], None),
         (["python", "-c", "pass"], None),
@@ -88,9 +99,9 @@ def test_the_command_line_is_read(argv: list[str], expected: object) -> None:
 
 
 def test_the_refusal_lists_the_commands() -> None:
-    text = refusal("backend.hosting", ["space"], ["backend.auth", "backend.space"])
-    assert "Did you mean: python -m backend.space" in text
-    assert "python -m backend.auth, python -m backend.space" in text
+    text = refusal("backend.host.hosting", ["space"], ["backend.access.auth", "backend.host.space"])
+    assert "Did you mean: python -m backend.host.space" in text
+    assert "python -m backend.access.auth, python -m backend.host.space" in text
     assert is_command(ROOT / "agent" / "__main__.py")
 
 
@@ -101,7 +112,7 @@ def test_alembic_by_hand_migrates_the_database_the_app_opens(
     does (it migrated ./data/ instead)."""
     import sqlite3
 
-    from backend.settings import Settings
+    from backend.host.settings import Settings
     from storage import default_url
 
     data = tmp_path / "data-elsewhere"

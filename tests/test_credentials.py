@@ -22,7 +22,7 @@ from agent.planners.gemini import GeminiPlanner
 from agent.registry import Registry
 from agent.remote import ModelConfig, RetryPolicy, strip_credentials, url_credentials
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from tests import fake_gemini as fg
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.servers import serve

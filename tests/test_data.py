@@ -20,7 +20,7 @@ from sqlalchemy import update
 from agent.events import parse_event
 from agent.tools.base import ToolResult
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from frontend import files
 from storage.models import DEFAULT_OWNER, Conversation
 from tests.servers import serve

@@ -218,7 +218,7 @@ async def test_the_catalogue_check_over_http_and_the_check_models_list(tmp_path)
     import httpx
 
     from app import create_app
-    from backend.settings import Settings
+    from backend.host.settings import Settings
     from frontend.catalogue import checks_markdown
 
     with openai_fake(MODELS) as (server, url), gemini_fake(models=["gemini-3.8-flash"]) as (

@@ -48,7 +48,7 @@ async def test_conversation_paths_serve_the_page_and_its_files() -> None:
 
 def test_the_page_answers_at_a_conversation_address(tmp_path: Path) -> None:
     from app import create_app
-    from backend.settings import Settings
+    from backend.host.settings import Settings
     from tests.servers import serve
 
     app = create_app(Settings(data_dir=tmp_path, warm_up=False))

@@ -22,7 +22,7 @@ schemathesis = pytest.importorskip("schemathesis")  # requirements-dev.txt
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 from app import create_app  # noqa: E402
-from backend.settings import Settings  # noqa: E402
+from backend.host.settings import Settings  # noqa: E402
 from tests.servers import serve  # noqa: E402
 from tests.test_api import scripted_registry  # noqa: E402
 

@@ -20,9 +20,9 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from app import create_app
-from backend import hf_oauth
-from backend.auth import OWNER_COOKIE
-from backend.settings import Settings
+from backend.access import hf_oauth
+from backend.access.auth import OWNER_COOKIE
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.test_isolation import registry
 

@@ -10,8 +10,8 @@ from agent.planners.base import FinalAnswer
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_app, create_service
+from backend.host.settings import Settings
 from backend.service import AskRequest
-from backend.settings import Settings
 from storage.models import DEFAULT_OWNER
 from tests.db_kit import counting
 from tests.servers import serve

@@ -15,8 +15,8 @@ from agent.planners.base import FinalAnswer
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_service
+from backend.host.settings import Settings
 from backend.service import SUMMARY_EVENT_TYPES, AskRequest
-from backend.settings import Settings
 from frontend import questions, render, views
 from frontend import ui as ui_module
 from frontend.live import open_and_follow

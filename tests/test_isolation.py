@@ -21,8 +21,8 @@ from agent.planners.base import ChatMessage
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_app
-from backend.auth import OWNER_COOKIE
-from backend.settings import Settings
+from backend.access.auth import OWNER_COOKIE
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.sse import read_sse
 

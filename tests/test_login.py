@@ -15,11 +15,11 @@ import pytest
 
 import app as app_module
 from app import create_app
-from backend import identity
-from backend.auth import OWNER_COOKIE
-from backend.passwords import hash_password, verify_password
-from backend.settings import Settings
-from backend.users import parse_users
+from backend.access import identity
+from backend.access.auth import OWNER_COOKIE
+from backend.access.passwords import hash_password, verify_password
+from backend.access.users import parse_users
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.test_isolation import ASK, ask, registry
 

@@ -20,9 +20,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from app import create_app
-from backend.identity import Identity, load_secret
-from backend.passwords import hash_password
-from backend.settings import Settings
+from backend.access.identity import Identity, load_secret
+from backend.access.passwords import hash_password
+from backend.host.settings import Settings
 from frontend.routes import conversation_path
 from storage import Store
 from tests.client_kit import BARK, DOG_B64, DOG_CLIP, SPOKEN_DIGIT, scripted_registry

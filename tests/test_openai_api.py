@@ -21,9 +21,9 @@ from fastapi.testclient import TestClient
 
 from agent.events import parse_event
 from app import create_app
-from backend.openai_format import TraceText
-from backend.passwords import hash_password
-from backend.settings import Settings
+from backend.access.passwords import hash_password
+from backend.host.settings import Settings
+from backend.http.openai_format import TraceText
 from frontend.routes import conversation_id_of, conversation_path
 from tests.client_kit import (
     BARK,
@@ -498,7 +498,7 @@ def test_a_recording_over_four_megabytes_fits_in_the_json_body(tmp_path):
     ],
 )
 def test_choices_from_a_numbered_or_lettered_list(text, question, choices):
-    from backend.openai_messages import split_choices
+    from backend.http.openai_messages import split_choices
 
     assert split_choices(text) == (question, choices)
 

@@ -1,4 +1,4 @@
-"""The run manager (backend/runs.py) on a real SQLite file with scripted planners and tools:
+"""The run manager (backend/runs/manager.py) on a real SQLite file with scripted planners and tools:
 runs outlive their followers, stop vs shutdown, the queue and its ``queued`` events, the
 per-owner limits, the daily spend, leases of several workers, ``degraded`` runs."""
 
@@ -16,7 +16,7 @@ from agent.audio import AudioStore
 from agent.remote import Prices
 from agent.run import RunRequest
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
-from backend.runs import RunLimits, RunManager, RunRefused
+from backend.runs.manager import RunLimits, RunManager, RunRefused
 from frontend import answer_text, render
 from storage import Store
 from storage.models import Run, utc_now

@@ -14,9 +14,9 @@ from agent.planners.base import FinalAnswer
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_service
-from backend.owned import OwnedService
+from backend.host.settings import Settings
 from backend.service import AgentService, AskRequest
-from backend.settings import Settings
+from backend.service.owned import OwnedService
 from frontend.shared_view import REVOKED, SharedView, build_shared_view
 
 OWNER = "visitor:" + "a" * 32

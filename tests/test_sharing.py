@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from app import create_app
-from backend.settings import Settings
+from backend.host.settings import Settings
 from storage.models import ShareLink
 from tests.servers import serve
 from tests.test_isolation import SECRET_NAME, registry, visitor_a

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from huggingface_hub import SpaceCard as HubSpaceCard
 
-from backend import space
+from backend.host import space
 from storage import location
 from tests.servers import ROOT, AppProcess
 
@@ -57,7 +57,7 @@ def test_the_folder_holds_the_app_and_leaves_data_tests_and_caches_out(generated
     for needed in (
         "app.py",
         "agent/run.py",
-        "backend/space.py",
+        "backend/host/space.py",
         "frontend",
         "storage",
         "config/models.toml",

@@ -14,10 +14,10 @@ from agent.planners.base import FinalAnswer
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_service
-from backend.owned import OwnedService
+from backend.host.settings import Settings
 from backend.service import AgentService, AskRequest, ServiceError
-from backend.settings import Settings
-from backend.titles import conversation_title, distinct, recording_stem, shorten
+from backend.service.owned import OwnedService
+from backend.service.titles import conversation_title, distinct, recording_stem, shorten
 
 OWNER = "visitor:" + "a" * 32
 OTHER = "visitor:" + "b" * 32

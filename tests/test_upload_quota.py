@@ -13,10 +13,10 @@ import pytest
 import soundfile as sf
 
 from app import create_app
+from backend.access.body_limits import Limits
+from backend.access.upload_quota import UploadQuota
 from backend.errors import ServiceError
-from backend.limits import Limits
-from backend.settings import Settings
-from backend.uploads import UploadQuota
+from backend.host.settings import Settings
 from tests.servers import serve
 from tests.test_api import scripted_registry
 

@@ -19,9 +19,9 @@ from agent.planners.base import FinalAnswer
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTool, ScriptedTurn
 from app import create_service
-from backend.owned import OwnedService
+from backend.host.settings import Settings
 from backend.service import AskRequest
-from backend.settings import Settings
+from backend.service.owned import OwnedService
 from tests.fake_openai import FakeOpenAI, Reply, ResponsesReply
 from tests.servers import serve
 

@@ -5,7 +5,7 @@ The database comes from, in order: an ``engine`` or ``connection`` put in
 ``sqlalchemy.url``; else the database the app itself opens with this environment
 (``storage.db.default_url``: ``AUDIO_AGENT_DB_URL``, else the SQLite file in
 ``AUDIO_AGENT_DATA_DIR`` or its default; the rule is ``storage.location``'s, shared with
-``backend.settings``), so ``alembic -c storage/alembic.ini upgrade head`` migrates that one.
+``backend.host.settings``), so ``alembic -c storage/alembic.ini upgrade head`` migrates that one.
 """
 
 from __future__ import annotations

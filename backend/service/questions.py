@@ -1,0 +1,242 @@
+"""``AgentService``'s questions: a question checked, admitted and stored with its title and
+its runs in one transaction, ready for the run manager."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agent import events as ev
+from agent.context import PriorTurn, RunRequest, is_paid
+from agent.planners.base import Planner
+from agent.registry import UnavailableError
+from agent.strategies import strategy_names
+from agent.tools.base import Tool
+from backend.access.body_limits import check_question
+from backend.errors import ServiceError
+from backend.runs.manager import RunRefused
+from backend.service.base import ServiceBase
+from backend.service.titles import distinct, plain_title
+from storage.models import DEFAULT_TITLE
+from storage.schemas import MessageInfo
+
+
+@dataclass
+class AskRequest:
+    question: str
+    choices: list[str] = field(default_factory=list)
+    audio_id: str | None = None  # default: the conversation's latest audio
+    planner: str | None = None
+    tools: list[str] | None = None
+    strategy: str = "react"
+    budget: int | None = None
+
+
+@dataclass
+class StartedQuestion:
+    """A question accepted and stored, its runs prepared (``AgentService.start_question``)."""
+
+    conversation_id: str
+    created: bool  # the conversation was made for this question
+    requests: list[RunRequest]
+    message: MessageInfo
+
+
+class QuestionService(ServiceBase):
+    """The asking part of ``AgentService``."""
+
+    if TYPE_CHECKING:  # backend.service.runs.RunService's, in AgentService
+
+        def stream(
+            self, conversation_id: str, request: RunRequest, *, answer_message: bool = True
+        ) -> AsyncIterator[ev.Event]: ...
+
+    def latest_audio_id(self, conversation_id: str) -> str | None:
+        return self.store.latest_audio_id(conversation_id)
+
+    def _history(self, conversation_id: str) -> list[PriorTurn]:
+        """The planner's view of earlier questions and answers: one query."""
+        return [
+            PriorTurn(question, answer, choices)
+            for question, choices, answer in self.store.prior_turns(conversation_id)
+        ]
+
+    def start_question(
+        self,
+        conversation_id: str | None,
+        ask: AskRequest,
+        contenders: list[tuple[str | None, str]],
+        *,
+        owner: str,
+    ) -> StartedQuestion:
+        """Store a question in ``owner``'s conversation, or in a new one when there is none
+        (``conversation_id`` None, or not theirs), and prepare its runs (``prepare_many``:
+        every check, admission). A conversation made here is deleted again when the question
+        is refused, so a refused first question leaves nothing behind (ServiceError)."""
+        conv = self.store.get_conversation(conversation_id, owner) if conversation_id else None
+        created = conv is None
+        if conv is None:
+            conv = self.store.create_conversation(owner=owner)
+        try:
+            requests, message = self.prepare_many(conv.id, ask, contenders, owner=owner)
+        except BaseException:
+            if created:
+                self.store.delete_conversation(conv.id, owner)
+            raise
+        return StartedQuestion(conv.id, created, requests, message)
+
+    def prepare(
+        self,
+        conversation_id: str,
+        ask: AskRequest,
+        *,
+        owner: str,
+        address: str | None = None,
+        planner: Planner | None = None,
+        tools: list[Tool] | None = None,
+    ) -> tuple[RunRequest, MessageInfo]:
+        """Validate a question and record it; raises ServiceError before anything streams.
+
+        ``planner`` / ``tools``: ready-made ones instead of ``ask.planner`` / ``ask.tools``
+        from the catalogue (a tool called directly by another program: backend.http.client_runs)."""
+        requests, message = self.prepare_many(
+            conversation_id,
+            ask,
+            [(ask.planner, ask.strategy)],
+            owner=owner,
+            address=address,
+            planners=None if planner is None else [planner],
+            tools=tools,
+        )
+        return requests[0], message
+
+    def prepare_many(
+        self,
+        conversation_id: str,
+        ask: AskRequest,
+        contenders: list[tuple[str | None, str]],
+        *,
+        owner: str,
+        address: str | None = None,
+        planners: list[Planner] | None = None,
+        tools: list[Tool] | None = None,
+    ) -> tuple[list[RunRequest], MessageInfo]:
+        """One question for several (planner, strategy) pairs: sibling runs of one message.
+
+        Admission (queue, per-owner and per-address limits; ``address`` default: where the
+        owner was last seen) is checked before anything is stored: ServiceError 429 with a
+        Retry-After header when refused."""
+        conv = self.conversation_or_404(conversation_id, owner=owner)
+        question = ask.question.strip()
+        if not question:
+            raise ServiceError("Type a question first.")
+        choices = [c.strip() for c in ask.choices if c and c.strip()]
+        check_question(question, choices, self.settings.limits)
+        if len(choices) == 1:
+            raise ServiceError("Give at least two answer choices, or none.")
+        if not contenders:
+            raise ServiceError("Pick at least one planner.")
+        known = strategy_names()
+        for _, strategy in contenders:
+            if strategy not in known:
+                raise ServiceError(
+                    f"Unknown strategy '{strategy}'. Known: {', '.join(sorted(known))}."
+                )
+        audio_id = ask.audio_id or self.latest_audio_id(conversation_id)
+        if not audio_id:
+            raise ServiceError("Upload or record audio first.")
+        ref = self.audio.get(audio_id)
+        owned = self.store.get_audio(audio_id, owner)
+        if ref is None or owned is None:
+            raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
+        ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
+        try:
+            if tools is None:
+                tools = self.registry.tools(ask.tools)
+            if planners is None:
+                planners = [
+                    self.registry.planner(name or self.registry.default_planner())
+                    for name, _ in contenders
+                ]
+        except UnavailableError as exc:
+            raise ServiceError(str(exc)) from exc
+        try:
+            ticket = self.runs.admit(
+                owner,
+                len(planners),
+                paid=any(map(is_paid, planners)),
+                address=address or self.clients.address_of(owner),
+            )
+        except RunRefused as exc:
+            raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
+        try:
+            title = None
+            if conv.title == DEFAULT_TITLE:
+                title = self._title(conversation_id, question, owned.name, owner)
+            requests, message = self._record(
+                conversation_id, question, choices, audio_id, ref, tools, planners, contenders,
+                ask.budget, title,
+            )  # fmt: skip
+        except BaseException:
+            self.runs.release(ticket)
+            raise
+        self._tickets[requests[0].run_id] = ticket
+        return requests, message
+
+    def _title(self, conversation_id: str, question: str, audio_name: str, owner: str) -> str:
+        """The name of a conversation still without a title: its first question and its
+        recording, distinct from the owner's other titles (``backend.service.titles``)."""
+        plain = plain_title(question, audio_name)
+        return distinct(plain, self.store.titles_from(owner, plain, conversation_id))
+
+    def _record(
+        self,
+        conversation_id: str,
+        question: str,
+        choices: list[str],
+        audio_id: str,
+        ref: Any,
+        tools: list[Any],
+        planners: list[Any],
+        contenders: list[tuple[str | None, str]],
+        budget: int | None,
+        title: str | None,
+    ) -> tuple[list[RunRequest], MessageInfo]:
+        """The question, its title and its runs stored in one transaction."""
+        history = self._history(conversation_id)
+        requests = [
+            RunRequest(
+                question=question,
+                choices=choices,
+                audio=[ref],
+                planner=planner,
+                tools=tools,
+                history=history,
+                strategy=strategy,
+                budget=budget or self.settings.budget,
+                tool_timeout_s=self.settings.tool_timeout_s,
+            )
+            for planner, (_, strategy) in zip(planners, contenders, strict=True)
+        ]
+        message, _ = self.store.add_question(
+            conversation_id,
+            question,
+            choices,
+            audio_id,
+            [(r.run_id, r.planner.name, r.strategy) for r in requests],
+            [t.name for t in tools],
+            group_id=uuid.uuid4().hex if len(contenders) > 1 else None,
+            worker_id=self.runs.worker_id,
+            title=title,
+        )
+        return requests, message
+
+    async def ask(
+        self, conversation_id: str, ask: AskRequest, *, owner: str
+    ) -> AsyncIterator[ev.Event]:
+        request, _ = self.prepare(conversation_id, ask, owner=owner)
+        async for event in self.stream(conversation_id, request):
+            yield event

@@ -1,0 +1,45 @@
+"""``AgentService``'s share links: read-only links to a conversation, of which only the
+token's hash is kept."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from backend.errors import ServiceError
+from backend.service.base import ServiceBase
+from storage.schemas import ConversationInfo
+
+
+class ShareService(ServiceBase):
+    """The share links part of ``AgentService``."""
+
+    def share(self, conversation_id: str, *, owner: str) -> str:
+        """A new read-only share link token (replacing an older one); only its hash is kept."""
+        self.conversation_or_404(conversation_id, owner=owner)
+        token = secrets.token_urlsafe(24)  # 192 bits
+        self.store.set_share(conversation_id, share_hash(token))
+        return token
+
+    def unshare(self, conversation_id: str, *, owner: str) -> bool:
+        self.conversation_or_404(conversation_id, owner=owner)
+        return self.store.revoke_share(conversation_id)
+
+    def share_is_valid(self, token: str, conversation_id: str) -> bool:
+        """Whether ``token`` still opens ``conversation_id`` (one primary-key read): what a
+        shared view checks on each event, so that stopping sharing ends open views."""
+        if not token:
+            return False
+        return self.store.shared_conversation_id(share_hash(token)) == conversation_id
+
+    def shared_conversation(self, token: str) -> ConversationInfo:
+        """The conversation a share token opens; 404 for an unknown or revoked token."""
+        conversation_id = self.store.shared_conversation_id(share_hash(token)) if token else None
+        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        if conv is None:
+            raise ServiceError("No such share link (it may have been revoked).", status=404)
+        return conv
+
+
+def share_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -1,0 +1,94 @@
+"""``AgentService``'s uploads: recordings stored once for identical bytes, each owner's
+reference to them, within the owner's quota."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.audio import AudioError, UnsupportedFormatError, decode_bytes, sha256_bytes
+from backend.errors import ServiceError
+from backend.service.base import ServiceBase
+from storage.repo import DECODED_BYTES_PER_S
+from storage.schemas import AudioInfo
+
+
+class UploadService(ServiceBase):
+    """The uploads part of ``AgentService``."""
+
+    def stored_bytes(self, owner: str) -> int:
+        """What ``owner`` keeps on disk: recordings, and page uploads no recording counts."""
+        return self.store.stored_bytes(owner) + self.upload_files.bytes_of(owner)
+
+    def upload(
+        self,
+        data: bytes,
+        name: str = "",
+        *,
+        owner: str,
+        counted: int = 0,
+        address: str | None = None,
+    ) -> AudioInfo:
+        """Store a recording (bytes shared by identical uploads) and give ``owner`` a
+        reference to it under ``name``. ``counted``: bytes of it already in the owner's
+        stored bytes (a page upload). ``address``: the client address, for an upload that
+        came inside a JSON request (``/v1``, ``/mcp``): it counts in that address's upload
+        windows (``UploadQuota.admit``); the upload routes' middleware counts the others."""
+        # The same bytes again cost nothing, if this owner has them already (another
+        # owner's copy must not show: no existence oracle through the quota).
+        digest = sha256_bytes(data)
+        known = self.store.get_audio(digest, owner) is not None
+        self.upload_quota.admit(
+            owner, len(data), already_stored=known, counted=counted, address=address
+        )
+        existed = self.audio.get(digest) is not None
+        try:
+            if not known and existed:
+                # Someone else stored these bytes: decode them anyway, so that the time this
+                # upload takes does not tell that somebody has the same recording.
+                decode_bytes(data, max_seconds=self.audio.max_seconds, name=name)
+            ref = self.audio.add_bytes(data, name=name)
+        except UnsupportedFormatError as exc:
+            raise ServiceError(str(exc), status=415) from exc
+        except AudioError as exc:
+            raise ServiceError(str(exc), status=422) from exc
+        if not known:  # with its decoded copy, does it still fit the owner's quota?
+            keeps = len(data) + int(ref.duration_s * DECODED_BYTES_PER_S)
+            refused = self.upload_quota.stored_refusal(owner, keeps, counted)
+            if refused is not None:
+                if not existed and self.store.get_audio(ref.id) is None:
+                    self.audio.delete(ref.id)  # stored just now, for nobody else
+                raise ServiceError(refused.detail, refused.status)
+        self.store.add_audio(ref, size_bytes=len(data))
+        self.store.add_audio_ref(owner, ref.id, Path(name).name if name else "")
+        info = self.store.get_audio(ref.id, owner)
+        assert info is not None
+        return info
+
+    def upload_page_file(self, path: str, *, owner: str) -> AudioInfo:
+        """A file of the page's upload route as ``owner``'s recording: only one that route
+        kept for this owner (``backend.access.gradio_files`` refuses the others before Gradio
+        copies them; this is the second lock)."""
+        if not self.upload_files.owns(str(path), owner):
+            raise ServiceError(
+                "Only a file you uploaded from this page can be attached: upload it again.",
+                status=403,
+            )
+        return self.upload_file(path, owner=owner)
+
+    def upload_file(self, path: str | Path, *, owner: str) -> AudioInfo:
+        path = Path(path)
+        if not path.is_file():
+            raise ServiceError(f"No such file: {path.name}")
+        size = path.stat().st_size
+        if size > self.audio.max_bytes:
+            raise ServiceError(
+                f"{path.name} is {size / 1e6:.0f} MB; the limit is "
+                f"{self.settings.max_upload_mb:.0f} MB.",
+                status=413,
+            )
+        # A file of the page's upload route is counted already: it moves to the recording.
+        pending = self.upload_files.bytes_of(owner, str(path))
+        info = self.upload(path.read_bytes(), name=path.name, owner=owner, counted=pending)
+        if pending:
+            self.upload_files.claim(str(path), owner, info.id)
+        return info
