@@ -67,3 +67,21 @@ def test_an_unhandled_event_type_is_a_type_error(tmp_path: Path, names: list[str
     done = mypy(path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "assert_never" in done.stdout and "tool_result" in done.stdout, done.stdout
+
+
+def test_one_request_type_from_the_http_body_to_the_run(tmp_path: Path) -> None:
+    """The REST body of a question is the service's ``AskRequest`` itself (no copy of its
+    fields in another class): what the page, ``/v1`` and MCP build too."""
+    from app import create_app
+    from backend.host.settings import Settings
+    from backend.service import AskRequest
+
+    app = create_app(Settings(data_dir=tmp_path, warm_up=False), ui=False)
+    paths = app.openapi()["paths"]
+    ask = paths["/api/conversations/{conversation_id}/ask"]["post"]["requestBody"]
+    assert ask["content"]["application/json"]["schema"]["$ref"].endswith("/AskRequest")
+    compare = paths["/api/conversations/{conversation_id}/compare"]["post"]["requestBody"]
+    ref = compare["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    schema = app.openapi()["components"]["schemas"][ref]
+    assert set(AskRequest.__dataclass_fields__) < set(schema["properties"])
+    assert not any("AskBody" in name for name in app.openapi()["components"]["schemas"])

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, File, HTTPException, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from agent.events import TERMINAL_TYPES, RunFailed
 from backend.access.auth import current_owner
@@ -33,34 +34,16 @@ class Rename(BaseModel):
     title: Text  # trimmed and length-checked by check_title (a 422 with a sentence)
 
 
-class AskBody(BaseModel):
-    question: Text
-    choices: list[Text] = Field(default_factory=list)
-    audio_id: Text | None = None
-    planner: Text | None = None
-    tools: list[Text] | None = None
-    strategy: Text = "react"
-    budget: int | None = Field(default=None, ge=1, le=100)
-
-    def to_request(self) -> AskRequest:
-        return AskRequest(
-            question=self.question,
-            choices=self.choices,
-            audio_id=self.audio_id,
-            planner=self.planner,
-            tools=self.tools,
-            strategy=self.strategy,
-            budget=self.budget,
-        )
-
-
 class Contender(BaseModel):
     planner: Text | None = None
     strategy: Text = "react"
 
 
-class CompareBody(AskBody):
-    contenders: list[Contender] = Field(min_length=1, max_length=8)
+@pydantic_dataclass(kw_only=True)
+class CompareRequest(AskRequest):
+    """A question for several planner/strategy pairs at once (``POST .../compare``)."""
+
+    contenders: Annotated[list[Contender], Field(min_length=1, max_length=8)]
 
 
 def sse_frame(kind: str, data: str, event_id: int | None = None) -> str:
@@ -194,7 +177,7 @@ def build_router(service: AgentService) -> APIRouter:
     @router.post("/conversations/{conversation_id}/ask")
     async def ask(
         conversation_id: str,
-        body: AskBody,
+        body: AskRequest,
         http: Request,
         owner: str = Depends(current_owner),
     ) -> StreamingResponse:
@@ -204,7 +187,7 @@ def build_router(service: AgentService) -> APIRouter:
         request, _ = await asyncio.to_thread(
             service.prepare,
             conversation_id,
-            body.to_request(),
+            body,
             owner=owner,
             address=client_address(http.scope),
         )  # off the event loop: it reads and writes the database
@@ -218,7 +201,7 @@ def build_router(service: AgentService) -> APIRouter:
     @router.post("/conversations/{conversation_id}/compare")
     async def compare(
         conversation_id: str,
-        body: CompareBody,
+        body: CompareRequest,
         http: Request,
         owner: str = Depends(current_owner),
     ) -> StreamingResponse:
@@ -227,7 +210,7 @@ def build_router(service: AgentService) -> APIRouter:
         requests, message = await asyncio.to_thread(
             service.prepare_many,
             conversation_id,
-            body.to_request(),
+            body,
             [(c.planner, c.strategy) for c in body.contenders],
             owner=owner,
             address=client_address(http.scope),

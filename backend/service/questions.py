@@ -7,7 +7,10 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from agent import events as ev
 from agent.context import PriorTurn, RunRequest, is_paid
@@ -15,7 +18,7 @@ from agent.planners.base import Planner
 from agent.registry import UnavailableError
 from agent.strategies import strategy_names
 from agent.tools.base import Tool
-from backend.access.body_limits import check_question
+from backend.access.body_limits import Text, check_question
 from backend.errors import ServiceError
 from backend.runs.manager import RunRefused
 from backend.service.base import ServiceBase
@@ -24,15 +27,20 @@ from storage.models import DEFAULT_TITLE
 from storage.schemas import MessageInfo
 
 
-@dataclass
+@pydantic_dataclass
 class AskRequest:
-    question: str
-    choices: list[str] = field(default_factory=list)
-    audio_id: str | None = None  # default: the conversation's latest audio
-    planner: str | None = None
-    tools: list[str] | None = None
-    strategy: str = "react"
-    budget: int | None = None
+    """A question as a client asks it: the body of ``POST .../ask`` (validated by FastAPI), what
+    the page, ``/v1`` and MCP build, and what the service turns into the runs' ``RunRequest``s
+    (which hold the resolved planner, tools and audio instead of their names). One type from
+    the HTTP body to the run; a pydantic dataclass, so it is validated wherever it is made."""
+
+    question: Text
+    choices: list[Text] = field(default_factory=list)
+    audio_id: Text | None = None  # default: the conversation's latest audio
+    planner: Text | None = None
+    tools: list[Text] | None = None
+    strategy: Text = "react"
+    budget: Annotated[int | None, Field(ge=1, le=100)] = None
 
 
 @dataclass
