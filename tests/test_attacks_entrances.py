@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import socket
+import statistics
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -142,7 +143,19 @@ def big_server(tmp_path: Path) -> Iterator[Server]:
 def test_large_bodies_are_bounded_and_parsed_without_stopping_the_server(big_server):
     """Attack 6: four 190 MB /v1 bodies from one address took 2 GB; a large body was parsed
     on the event loop (/api/health took 4-6 s). Peak memory is measured by
-    ``python -m bench.body_memory``; here the behaviour."""
+    ``python -m bench.body_memory``; here the behaviour.
+
+    The requirement: /api/health under 100 ms while a limit-sized body is parsed. Asked every
+    20 ms from the moment the body's last byte is sent until the answer (the parsing,
+    decoding, hashing), the median answer must be under 100 ms (5-15 ms measured, and
+    10-25 ms with the decoding in binascii steps), and each under 0.6 s: the same lifting
+    done on the event loop kept one answer waiting 0.7-1.0 s, the original parse seconds;
+    with the decoding beside the loop the slowest was 15-90 ms, 0.43 s once on the loaded
+    2-core machine the tests share, which is why a single answer gets that much room. The
+    slowest of all (while the body is received too) must be under 1 s. The body goes in 1 MB
+    pieces: httpx's own write of one 140 MB ``bytes`` copies what is left after each ``send``
+    (quadratic, holding this process's GIL), which stalled this test's prober for 0.2-0.6 s
+    and was most of what the old bound measured."""
     base = big_server.base
     # Over the limit by its Content-Length: refused before a byte of it is read.
     for path in ("/v1/chat/completions", "/mcp"):
@@ -174,29 +187,43 @@ def test_large_bodies_are_bounded_and_parsed_without_stopping_the_server(big_ser
     data = base64.b64encode(os.urandom(100 * MB)).decode()
     body = json.dumps({"model": "offline", "messages": [audio_message(data=data)]}).encode()
     del data
-    slowest = 0.0
+    answers: list[tuple[float, float]] = []  # (asked at, seconds)
+    sent_at = [float("inf")]
     done = threading.Event()
 
     def probe() -> None:
-        nonlocal slowest
         with httpx.Client(base_url=base, timeout=60) as http:
             while not done.is_set():
                 started = time.perf_counter()
                 assert http.get("/api/health").status_code == 200
-                slowest = max(slowest, time.perf_counter() - started)
+                answers.append((started, time.perf_counter() - started))
                 time.sleep(0.02)
+
+    def pieces() -> Iterator[bytes]:
+        for at in range(0, len(body), MB):
+            yield body[at : at + MB]
+        sent_at[0] = time.perf_counter()
 
     prober = threading.Thread(target=probe, daemon=True)
     prober.start()
     try:
-        answer = httpx.post(f"{base}/v1/chat/completions", content=body, headers=JSON, timeout=300)
+        length = {"content-length": str(len(body))}
+        answer = httpx.post(
+            f"{base}/v1/chat/completions", content=pieces(), headers=JSON | length, timeout=300
+        )
+        answered_at = time.perf_counter()
     finally:
         done.set()
         prober.join(timeout=60)
     assert answer.status_code == 415, answer.text  # read, parsed, decoded: not audio
     assert answer.json()["error"]["type"] == "invalid_request_error"
-    # Generous for a loaded machine (a few ms when idle); the parse on the loop took seconds.
-    assert slowest < 1.0, f"/api/health took {slowest:.2f} s while a large body was parsed"
+    parsing = sorted(s for at, s in answers if sent_at[0] <= at <= answered_at)
+    assert len(parsing) >= 3, f"{len(parsing)} health answers while the body was parsed"
+    median = statistics.median(parsing)
+    assert median < 0.1, f"/api/health took {median:.2f} s (median) while a body was parsed"
+    assert max(parsing) < 0.6, f"/api/health took {max(parsing):.2f} s while a body was parsed"
+    slowest = max(s for _, s in answers)
+    assert slowest < 1.0, f"/api/health took {slowest:.2f} s while a large body was handled"
 
 
 def test_v1_refuses_what_it_does_not_do_in_openai_s_shape(tmp_path):
