@@ -1,5 +1,5 @@
-"""``backend.json_lift`` decodes a long base64 string in steps, with numpy
-(``backend.base64_steps``, which releases the GIL): the bytes and the refusals must be
+"""``backend.http.json_lift`` decodes a long base64 string in steps, with numpy
+(``backend.http.base64_steps``, which releases the GIL): the bytes and the refusals must be
 ``binascii.a2b_base64(strict_mode=True)``'s, whatever the steps' boundaries."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import os
 
 import pytest
 
-from backend import json_lift
-from backend.base64_steps import decode_quads
-from backend.json_lift import LargeText, load_lifted
+from backend.http import json_lift
+from backend.http.base64_steps import decode_quads
+from backend.http.json_lift import LargeText, load_lifted
 
 
 def body(text: str) -> io.BytesIO:

@@ -6,7 +6,7 @@ included, waits). ``load_lifted`` therefore never hands a long string to one C c
 
 - it walks the body's strings (``find`` for the quotes, ``STEP`` bytes at a time);
 - a string of ``LIFT_CHARS`` or more must be base64 (optionally a ``data:...;base64,`` URL):
-  it is decoded ``STEP`` characters at a time by ``backend.base64_steps`` (numpy, which
+  it is decoded ``STEP`` characters at a time by ``backend.http.base64_steps`` (numpy, which
   releases the GIL while it decodes: ``binascii``, a step at a time, still held it ~10 ms of
   every step, and the event loop waited that long each time it woke up) and replaced in the
   text by a short name, its bytes kept in ``lifted`` under that name;
@@ -26,7 +26,7 @@ import mmap
 import secrets
 from typing import IO, Any
 
-from backend.base64_steps import decode_quads
+from backend.http.base64_steps import decode_quads
 
 LIFT_CHARS = 64 * 1024
 REST_BYTES = 1024 * 1024
