@@ -203,6 +203,21 @@ def content_length(scope: Mapping[str, Any]) -> int | None:
     return None
 
 
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` whole (read already), then what ``receive`` gives
+    (the disconnect, when it comes)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 async def respond(send: Send, refusal: Refusal) -> None:
     body = json.dumps({"detail": refusal.detail}).encode()
     headers = [

@@ -21,6 +21,7 @@ from urllib.parse import parse_qs
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.access.auth import scope_owner
+from backend.access.body_limits import replaying
 
 MAX_BINDINGS = 200_000
 API = "/gradio_api/"
@@ -123,16 +124,7 @@ async def read_body(receive: Receive) -> tuple[bytes, Receive]:
         if not message.get("more_body"):
             break
     body = b"".join(chunks)
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return body, replay
+    return body, replaying(body, receive)
 
 
 async def _not_found(send: Send) -> None:

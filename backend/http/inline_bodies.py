@@ -39,8 +39,6 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import IO, Any
 
-from starlette.types import Message, Receive
-
 from backend.access.body_limits import Refusal, content_length
 
 SMALL_BODY = 1024 * 1024  # a body up to this size is read into memory as it is
@@ -171,18 +169,3 @@ async def receive_chunks(receive: Callable[[], Any]) -> AsyncIterator[bytes]:
         yield message.get("body", b"")
         if not message.get("more_body", False):
             return
-
-
-def replaying(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that gives ``body`` whole (read already), then what ``receive`` gives
-    (the disconnect, when it comes)."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay

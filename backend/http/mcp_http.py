@@ -31,7 +31,7 @@ from typing import IO, Any
 from starlette.types import Receive, Scope, Send
 
 from backend.access.auth import scope_owner
-from backend.access.body_limits import Refusal, content_length
+from backend.access.body_limits import Refusal, content_length, replaying
 from backend.access.clients import client_address
 from backend.http.inline_bodies import (
     SMALL_BODY,
@@ -39,7 +39,6 @@ from backend.http.inline_bodies import (
     ClientGone,
     InlineBodies,
     receive_chunks,
-    replaying,
 )
 from backend.http.json_lift import LargeText, load_lifted
 
