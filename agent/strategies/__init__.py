@@ -32,8 +32,9 @@ __all__ = [
 
 
 def strategy_infos() -> dict[str, StrategyInfo]:
-    """Every registered strategy (built-ins first, then plugins), by name."""
-    return registry(STRATEGIES_GROUP).items()
+    """Every registered strategy by name: the default first, then built-ins, then plugins."""
+    infos = registry(STRATEGIES_GROUP).items()
+    return dict(sorted(infos.items(), key=lambda item: not item[1].default))
 
 
 def strategy_names() -> list[str]:
