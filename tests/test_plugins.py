@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -292,3 +293,24 @@ def test_a_built_in_tool_is_its_module_alone(tmp_path: Path) -> None:
     assert tools["transcribe"]["available"] and tools["transcribe"]["label"]
     assert tools["speakers"]["available"] is False  # switched off by its entry
     assert list(tools)[0] == "speakers"  # listed ones keep their place, first
+
+
+def test_defaults_name_the_registrys_strategy_not_a_copy() -> None:
+    """No module outside the strategy's own holds its name as a default: requests, the API's
+    contenders and the runs take the registry's default (``default_strategy``)."""
+    from agent.strategies import default_strategy
+    from backend.http.api import Contender
+    from backend.service import AskRequest
+
+    assert AskRequest(question="q").strategy == default_strategy() == Contender().strategy
+    pattern = re.compile(r"""[:=]\s*["']react["']""")
+    copies = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("agent", "backend", "frontend", "storage")
+        for path in (ROOT / folder).rglob("*.py")
+        # a stored run_started of an old run names react when it named none
+        if path.name not in {"react.py", "events.py"}
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert copies == []

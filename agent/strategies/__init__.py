@@ -48,7 +48,7 @@ def strategy_labels() -> dict[str, str]:
 def default_strategy() -> str:
     """The strategy a question uses when none is named."""
     infos = strategy_infos()
-    return next((n for n, i in infos.items() if i.default), next(iter(infos), "react"))
+    return next((n for n, i in infos.items() if i.default), next(iter(infos), ""))
 
 
 def compared_strategies() -> list[str]:
