@@ -2,11 +2,11 @@
 
 A module that defines a tool, a strategy or a provider registers it where it is defined, with
 the kind's decorator or registration call (``agent.tools.base.local_tool``,
-``agent.strategies.base.strategy``, ``agent.providers.base.provider``). The built-in ones are
-the modules listed in ``BUILTIN`` (as llm's ``DEFAULT_PLUGINS`` and pytest's
-``default_plugins``); an installed package adds more through a Python entry point in the
-kind's group, whose object is a module to import (or a callable to call) that registers its
-things the same way:
+``agent.strategies.base.strategy``, ``agent.providers.base.register_provider``). The built-in
+ones are the modules of ``agent.tools``, ``agent.strategies`` and ``agent.providers`` that make
+that call (``builtin_modules``: no list to keep); an installed package adds more through a
+Python entry point in the kind's group, whose object is a module to import (or a callable to
+call) that registers its things the same way:
 
     [project.entry-points."audio_agent.tools"]
     my_tool = "my_package.my_tool"
@@ -21,12 +21,17 @@ This module imports nothing of the project, so every layer can read the registri
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
+import importlib.util
 import logging
+import pkgutil
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 log = logging.getLogger(__name__)
@@ -35,29 +40,46 @@ TOOLS_GROUP = "audio_agent.tools"
 STRATEGIES_GROUP = "audio_agent.strategies"
 PROVIDERS_GROUP = "audio_agent.providers"
 
-# The modules of this project that register the built-in things of each kind.
-BUILTIN: dict[str, tuple[str, ...]] = {
-    TOOLS_GROUP: (
-        "agent.tools.local_asr",
-        "agent.tools.local_vad",
-        "agent.tools.local_events",
-        "agent.tools.local_music",
-        "agent.tools.local_signal",
-        "agent.tools.local_speakers",
-        "agent.tools.clip",
-    ),
-    STRATEGIES_GROUP: (
-        "agent.strategies.react",
-        "agent.strategies.caption_first",
-        "agent.strategies.refine",
-        "agent.strategies.evidence",
-    ),
-    PROVIDERS_GROUP: (
-        "agent.providers.openai_api",
-        "agent.providers.gemini_api",
-        "agent.providers.search",
-    ),
+# Where this project's own things of each kind live, and the name a module calls to register
+# one. A built-in is any module of the package that calls that name at its top level (as a
+# decorator or a call): adding a tool, a strategy or a provider is adding its module, with no
+# list to edit (``builtin_modules``).
+BUILTIN_PACKAGES: dict[str, tuple[str, str]] = {
+    TOOLS_GROUP: ("agent.tools", "local_tool"),
+    STRATEGIES_GROUP: ("agent.strategies", "strategy"),
+    PROVIDERS_GROUP: ("agent.providers", "register_provider"),
 }
+
+
+def _registers(source: str, marker: str) -> bool:
+    """Whether a module's top-level code calls ``marker`` (``@marker``, ``@marker(...)`` or
+    ``marker(...)``); its docstrings and functions do not count."""
+    for node in ast.parse(source).body:
+        decorators = getattr(node, "decorator_list", [])
+        calls = [d.func if isinstance(d, ast.Call) else d for d in decorators]
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            calls.append(node.value.func)
+        if any(isinstance(c, ast.Name) and c.id == marker for c in calls):
+            return True
+    return False
+
+
+@functools.cache
+def builtin_modules(group: str) -> tuple[str, ...]:
+    """This project's modules that register things of ``group``, by module name. Read from
+    the sources (nothing is imported), so listing them costs a few milliseconds."""
+    package, marker = BUILTIN_PACKAGES.get(group, ("", ""))
+    if not package:
+        return ()
+    spec = importlib.util.find_spec(package)
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    found = []
+    for info in sorted(pkgutil.iter_modules(folders), key=lambda m: m.name):
+        path = Path(getattr(info.module_finder, "path", folders[0])) / f"{info.name}.py"
+        if not info.ispkg and path.is_file() and _registers(path.read_text(), marker):
+            found.append(f"{package}.{info.name}")
+    return tuple(found)
+
 
 T = TypeVar("T")
 PROJECT = "this project"  # the origin of a thing registered outside a load (an import)
@@ -115,7 +137,7 @@ class PluginRegistry(Generic[T]):
                 return
             self._loading = True
             try:
-                for module in BUILTIN.get(self.group, ()):
+                for module in builtin_modules(self.group):
                     self._run(module, lambda m=module: importlib.import_module(m))
                 for point in sorted(entry_points(group=self.group), key=lambda p: p.name):
                     self._run(f"{point.name} = {point.value}", lambda p=point: _call(p.load()))
@@ -152,7 +174,7 @@ class PluginRegistry(Generic[T]):
     def installed(self) -> list[str]:
         """The names registered by installed packages (entry points), not by this project."""
         self.load()
-        return [n for n, o in self._origin.items() if o not in BUILTIN.get(self.group, ())
+        return [n for n, o in self._origin.items() if o not in builtin_modules(self.group)
                 and o != PROJECT]  # fmt: skip
 
     def errors(self) -> list[PluginError]:

@@ -15,7 +15,7 @@ from agent.planners.base import Planner
 from agent.providers import UnknownProvider, get_provider
 from agent.remote import ModelConfig
 from agent.strategies import strategy_infos
-from agent.tools.base import Tool, installed_tools, local_tools
+from agent.tools.base import Tool, local_tools
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
 LOCAL = "local"  # the provider name of the bundled offline planner and the local tools
@@ -113,10 +113,11 @@ class Registry:
         factories = local_tools()
         entries: dict[tuple[str, str], CatalogueEntry] = {}
         listed = {item["name"] for item in raw.get("tool", [])}
-        # an installed plugin's local tool needs no catalogue entry: it is offered as is
+        # A registered local tool (built-in or a plugin's) needs no catalogue entry: it is
+        # offered as is, after the listed ones. An entry sets its place, label or `enabled`.
         unlisted = [
-            {"name": name, "provider": LOCAL, **_tool_settings(factories[name])}
-            for name in installed_tools()
+            {"name": name, "provider": LOCAL, **_tool_settings(factory)}
+            for name, factory in factories.items()
             if name not in listed
         ]
         for kind in ("planner", "tool"):

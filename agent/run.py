@@ -15,7 +15,7 @@ from agent.answer import Similarity
 from agent.audio import AudioStore
 from agent.context import RunContext, RunRequest
 from agent.planners.base import PlannerError
-from agent.strategies import get_strategy
+from agent.strategies import default_strategy, get_strategy
 from agent.tools.base import MemoryToolCache, ToolCache
 
 __all__ = ["RunRequest", "run_question"]  # the request is part of this module's API
@@ -29,6 +29,7 @@ async def run_question(
     similarity: Similarity | None = None,
 ) -> AsyncIterator[ev.Event]:
     """Answer one question; yields every event of the run, ending with finished or failed."""
+    req.strategy = req.strategy or default_strategy()  # the run's events name the one used
     try:
         strategy = get_strategy(req.strategy)
     except KeyError as exc:

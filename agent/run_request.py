@@ -41,7 +41,7 @@ class RunRequest:
     tools: list[Tool]
     choices: list[str] = field(default_factory=list)
     history: list[PriorTurn] = field(default_factory=list)
-    strategy: str = "react"
+    strategy: str = ""  # "": the registry's default (named by run_question)
     budget: int | None = None  # None: the strategy's own default
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,13 @@ import pytest
 
 from agent.doctor import CHECK_CODE, check_entry
 from agent.planners.base import Planner
-from agent.plugins import PROVIDERS_GROUP, registry
+from agent.plugins import (
+    PROVIDERS_GROUP,
+    STRATEGIES_GROUP,
+    TOOLS_GROUP,
+    builtin_modules,
+    registry,
+)
 from agent.providers import Provider, register_provider
 from agent.registry import Registry
 from agent.remote import ModelConfig
@@ -132,8 +139,8 @@ def test_an_installed_plugin_adds_its_tool_and_strategy_everywhere(site: Path) -
     assert TOOL in seen["ui_tools"] and TOOL in seen["ui_default_tools"]
     assert STRATEGY in seen["catalogue_strategies"] and STRATEGY in seen["ui_strategies"]
     assert "react" in seen["catalogue_strategies"]  # the built-ins are all still there
-    assert f"evidence,{STRATEGY}}}" in seen["agent_help"].replace(" ", "")
-    assert f"evidence,{STRATEGY}}}" in seen["bench_help"].replace(" ", "")
+    assert f",{STRATEGY}}}" in seen["agent_help"].replace(" ", "")  # the last of the choices
+    assert f",{STRATEGY}}}" in seen["bench_help"].replace(" ", "")
     # a scripted planner calls the plugin's tool through the real loop
     calls = [e for e in seen["run"] if e["type"] == "tool_call"]
     results = [e for e in seen["run"] if e["type"] == "tool_result"]
@@ -258,7 +265,7 @@ async def test_a_registered_provider_builds_and_checks_its_entries(
     reasons = {
         e["name"]: e["reason"] for e in [*reg.catalogue()["planners"], *reg.catalogue()["tools"]]
     }
-    assert reasons == {
+    assert {name: reasons[name] for name in ("echo", "ghost", "echo_transcribe")} == {
         "echo": None,
         "ghost": "unknown provider 'nobody_registered_this'",
         "echo_transcribe": "unknown interface 'transcription'",
@@ -268,3 +275,42 @@ async def test_a_registered_provider_builds_and_checks_its_entries(
     check = await check_entry(reg, "planner", entry.settings, 5)
     assert (check.offered, check.shutdown_date, check.status) == (True, "2099-01-01", "shuts_down")
     assert check.exchange == "tool round trip ok"
+
+
+def test_a_built_in_tool_is_its_module_alone(tmp_path: Path) -> None:
+    """A module of agent/tools that registers a tool is loaded with no list naming it, and its
+    tool is offered with no catalogue entry; an entry only sets its place, label or switch."""
+    assert "agent.tools.local_asr" in builtin_modules(TOOLS_GROUP)
+    assert "agent.tools.base" not in builtin_modules(TOOLS_GROUP)  # it defines the decorator
+    assert "agent.strategies.react" in builtin_modules(STRATEGIES_GROUP)
+    assert "agent.providers.search" in builtin_modules(PROVIDERS_GROUP)
+    config = tmp_path / "models.toml"
+    config.write_text(
+        '[[planner]]\nname = "offline"\nprovider = "local"\n\n'
+        '[[tool]]\nname = "speakers"\nprovider = "local"\nenabled = false\n'
+    )
+    tools = {e["name"]: e for e in Registry(config).catalogue()["tools"]}
+    assert tools["transcribe"]["available"] and tools["transcribe"]["label"]
+    assert tools["speakers"]["available"] is False  # switched off by its entry
+    assert list(tools)[0] == "speakers"  # listed ones keep their place, first
+
+
+def test_defaults_name_the_registrys_strategy_not_a_copy() -> None:
+    """No module outside the strategy's own holds its name as a default: requests, the API's
+    contenders and the runs take the registry's default (``default_strategy``)."""
+    from agent.strategies import default_strategy
+    from backend.http.api import Contender
+    from backend.service import AskRequest
+
+    assert AskRequest(question="q").strategy == default_strategy() == Contender().strategy
+    pattern = re.compile(r"""[:=]\s*["']react["']""")
+    copies = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("agent", "backend", "frontend", "storage")
+        for path in (ROOT / folder).rglob("*.py")
+        # a stored run_started of an old run names react when it named none
+        if path.name not in {"react.py", "events.py"}
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert copies == []

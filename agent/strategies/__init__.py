@@ -32,8 +32,9 @@ __all__ = [
 
 
 def strategy_infos() -> dict[str, StrategyInfo]:
-    """Every registered strategy (built-ins first, then plugins), by name."""
-    return registry(STRATEGIES_GROUP).items()
+    """Every registered strategy by name: the default first, then built-ins, then plugins."""
+    infos = registry(STRATEGIES_GROUP).items()
+    return dict(sorted(infos.items(), key=lambda item: not item[1].default))
 
 
 def strategy_names() -> list[str]:
@@ -47,7 +48,7 @@ def strategy_labels() -> dict[str, str]:
 def default_strategy() -> str:
     """The strategy a question uses when none is named."""
     infos = strategy_infos()
-    return next((n for n, i in infos.items() if i.default), next(iter(infos), "react"))
+    return next((n for n, i in infos.items() if i.default), next(iter(infos), ""))
 
 
 def compared_strategies() -> list[str]:

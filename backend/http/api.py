@@ -20,7 +20,7 @@ from backend.access.clients import client_address
 from backend.access.security import audio_response
 from backend.errors import ServiceError
 from backend.runs import faults
-from backend.service import AgentService, AskRequest
+from backend.service import AgentService, AskRequest, default_strategy
 from storage.schemas import AudioInfo, ConversationInfo
 
 API_VERSION = "1"
@@ -36,7 +36,7 @@ class Rename(BaseModel):
 
 class Contender(BaseModel):
     planner: Text | None = None
-    strategy: Text = "react"
+    strategy: Text = Field(default_factory=default_strategy)  # the registry's default
 
 
 @pydantic_dataclass(kw_only=True)

@@ -20,6 +20,7 @@ from typing import Any
 from agent import events as ev
 from agent.planners.direct import DIRECT_BUDGET, DirectCallPlanner, call_text
 from agent.strategies.audio_views import AskAudioTool
+from agent.strategies.react import React
 from agent.tools.base import Tool
 from backend.errors import ServiceError
 from backend.http.model_names import ModelChoice
@@ -169,7 +170,7 @@ def start_tool_call(
         question=call_text(tool, arguments),
         audio_id=audio.id,
         budget=DIRECT_BUDGET,
-        strategy="react",
+        strategy=React.name,  # a direct call is one turn of the react loop
     )
     conversation_id, created = _tool_call_conversation(service, owner, audio)
     return _start(service, owner, ask, conversation_id, created, planner=planner, tools=run_tools)

@@ -16,7 +16,7 @@ from agent import events as ev
 from agent.context import PriorTurn, RunRequest, is_paid
 from agent.planners.base import Planner
 from agent.registry import UnavailableError
-from agent.strategies import strategy_names
+from agent.strategies import default_strategy, strategy_names
 from agent.tools.base import Tool
 from backend.access.body_limits import Text, check_question
 from backend.errors import ServiceError
@@ -39,7 +39,7 @@ class AskRequest:
     audio_id: Text | None = None  # default: the conversation's latest audio
     planner: Text | None = None
     tools: list[Text] | None = None
-    strategy: Text = "react"
+    strategy: Text = field(default_factory=default_strategy)  # the registry's default
     budget: Annotated[int | None, Field(ge=1, le=100)] = None
 
 
