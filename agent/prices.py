@@ -122,8 +122,11 @@ def library_ref(raw: Mapping[str, Any], base_url: str | None = None) -> tuple[st
     """Where ``genai-prices`` keeps the entry's model, or None if it does not know it.
 
     ``price_ref = "provider:model"`` names the library's entry; ``price_ref = false`` opts
-    out; otherwise an entry whose provider has a ``price_id`` (OpenAI, Gemini) is looked up
-    by model id, and another entry by its fixed base URL (OpenRouter, DeepSeek, Moonshot, ...).
+    out; ``price_provider = "openrouter"`` names the library's provider and the entry's own
+    model id is looked up there (so the price does not depend on the URL: the same entry
+    behind a gateway, a proxy or ``<PROVIDER>_BASE_URL`` costs what the provider charges);
+    otherwise an entry whose provider has a ``price_id`` (OpenAI, Gemini) is looked up
+    by model id, and another entry by its fixed base URL.
     Self-hosted servers (a base URL from a variable) cost nothing.
     """
     ref = raw.get("price_ref")
@@ -134,6 +137,8 @@ def library_ref(raw: Mapping[str, Any], base_url: str | None = None) -> tuple[st
     url: str | None = None
     if ref:
         provider_id, _, model_id = str(ref).partition(":")
+    elif raw.get("price_provider"):
+        provider_id = str(raw["price_provider"])
     elif price_id := _price_id(str(raw.get("provider"))):
         provider_id = price_id
     elif base_url and not raw.get("base_url_env"):

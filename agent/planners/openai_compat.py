@@ -28,7 +28,13 @@ import openai
 
 from agent.chat_request import create_chat
 from agent.events import Usage
-from agent.openai_client import chat_usage, classify_error, make_client, refuses_streaming
+from agent.openai_client import (
+    chat_usage,
+    choice_usage,
+    classify_error,
+    make_client,
+    refuses_streaming,
+)
 from agent.planners.base import (
     ChatMessage,
     PlannerChunk,
@@ -149,6 +155,8 @@ class OpenAICompatPlanner:
             if chunk.usage:
                 usage = chat_usage(chunk.usage)
             for choice in chunk.choices or []:
+                if not chunk.usage and (counted := choice_usage(choice)) is not None:
+                    usage = chat_usage(counted)  # Moonshot (Kimi): on the choice
                 delta = choice.delta
                 if delta is None:
                     continue

@@ -1,0 +1,94 @@
+"""Issue 34: provider edges as users with keys meet them. Kimi's stream counts on the
+choice, prices keyed on the provider rather than the URL, ``<PROVIDER>_BASE_URL`` pointing
+a shipped entry at another endpoint (here: the local fakes, reached only through the
+variable)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from genai_prices import Usage as LibraryUsage
+from genai_prices import calc_price
+
+from agent.planners.base import ChatMessage, TurnEnd
+from agent.registry import Registry
+from tests import fake_gemini as fg
+from tests.fake_openai import Reply, ResponsesReply, Strict
+from tests.provider_kit import GEMINI_KEY, KEY, gemini_fake, openai_fake
+
+NOW = datetime(2026, 12, 1, 12, 30, tzinfo=UTC)  # a Tuesday, off-peak for DeepSeek
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch):
+    monkeypatch.setattr("agent.prices.utc_now", lambda: NOW)
+
+
+def library(model: str, provider: str, **usage: int) -> float:
+    found = calc_price(LibraryUsage(**usage), model, provider_id=provider,
+                       genai_request_timestamp=NOW)  # fmt: skip
+    return float(found.total_price.quantize(Decimal("0.00000001")))
+
+
+async def turn_end(planner) -> TurnEnd:  # type: ignore[no-untyped-def]
+    chunks = [c async for c in planner.stream_turn([ChatMessage("user", "Hi")], [])]
+    return next(c for c in chunks if isinstance(c, TurnEnd))
+
+
+async def test_kimi_counts_on_the_choice_are_read_and_priced_behind_a_gateway():
+    """Moonshot streams its usage in ``choices[0].usage`` (earendil-works/pi#2017): it
+    showed "tokens not reported" and $0; behind a gateway (any URL but Moonshot's) its price
+    was $0 too, being keyed on the base URL."""
+    with openai_fake({"kimi-k2.6": Strict(flavor="kimi", thinking=True)}) as (server, url):
+        registry = Registry(env={"MOONSHOT_API_KEY": KEY, "MOONSHOT_BASE_URL": url})
+        server.chat.append(Reply(reasoning="r", text="ok", usage=(1_000_000, 100_000)))
+        end = await turn_end(registry.planner("kimi"))
+    assert server.refused == [] and len(server.chat_bodies()) == 1
+    assert end.usage.reported and end.usage.input_tokens == 1_000_000
+    expected = library("kimi-k2.6", "moonshotai", input_tokens=1_000_000, output_tokens=100_000)
+    assert expected > 0 and end.cost == pytest.approx(expected)
+
+
+def test_openrouter_priced_by_its_own_listing_at_any_url():
+    from agent.events import Usage
+
+    gateway = {"OPENROUTER_API_KEY": KEY, "OPENROUTER_BASE_URL": "http://gateway.test/v1"}
+    config = Registry(env=gateway).planner("openrouter").config  # type: ignore[attr-defined]
+    assert config.url() == "http://gateway.test/v1"
+    cost = config.prices.cost(Usage(input_tokens=1_000_000, output_tokens=1_000_000))
+    assert cost > 0 and cost == pytest.approx(
+        library("deepseek/deepseek-v4.1-flash", "openrouter",
+                input_tokens=1_000_000, output_tokens=1_000_000)
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "variable", "model", "strict"),
+    [
+        ("deepseek", "DEEPSEEK_BASE_URL", "deepseek-flash", Strict(flavor="deepseek", thinking=True)),
+        ("openrouter", "OPENROUTER_BASE_URL", "deepseek/deepseek-v4.1-flash",
+         Strict(flavor="openrouter", thinking=True)),
+        ("gpt", "OPENAI_BASE_URL", "gpt-6.1-sol", Strict(reasoning=True)),
+    ],
+)  # fmt: skip
+async def test_a_base_url_variable_points_a_shipped_entry_elsewhere(name, variable, model, strict):
+    key_var = variable.replace("_BASE_URL", "_API_KEY")
+    with openai_fake({model: strict}) as (server, url):
+        if name == "gpt":
+            server.responses.append(ResponsesReply(text="ok"))
+        else:
+            server.chat.append(Reply(text="ok"))
+        planner = Registry(env={key_var: KEY, variable: url}).planner(name)
+        end = await turn_end(planner)
+    assert server.refused == [] and end.usage.reported
+    assert [r.body["model"] for r in server.requests] == [model]
+
+
+async def test_gemini_base_url_points_the_gemini_entry_elsewhere():
+    with gemini_fake(models=["gemini-4-argon"]) as (server, url):
+        server.queue(fg.turn(fg.text("ok"), meta=fg.usage(10, 2)))
+        registry = Registry(env={"GEMINI_API_KEY": GEMINI_KEY, "GEMINI_BASE_URL": url})
+        end = await turn_end(registry.planner("gemini"))
+    assert server.refused == [] and end.usage.input_tokens == 10
