@@ -67,7 +67,8 @@ def test_openrouter_priced_by_its_own_listing_at_any_url():
 @pytest.mark.parametrize(
     ("name", "variable", "model", "strict"),
     [
-        ("deepseek", "DEEPSEEK_BASE_URL", "deepseek-flash", Strict(flavor="deepseek", thinking=True)),
+        ("deepseek", "DEEPSEEK_BASE_URL", "deepseek-flash",
+         Strict(flavor="deepseek", thinking=True)),
         ("openrouter", "OPENROUTER_BASE_URL", "deepseek/deepseek-v4.1-flash",
          Strict(flavor="openrouter", thinking=True)),
         ("gpt", "OPENAI_BASE_URL", "gpt-6.1-sol", Strict(reasoning=True)),
