@@ -56,6 +56,7 @@ BUILTIN: dict[str, tuple[str, ...]] = {
         "agent.providers.openai_api",
         "agent.providers.gemini_api",
         "agent.providers.search",
+        "agent.providers.deepseek",
     ),
 }
 

@@ -93,3 +93,37 @@ async def test_gemini_base_url_points_the_gemini_entry_elsewhere():
         registry = Registry(env={"GEMINI_API_KEY": GEMINI_KEY, "GEMINI_BASE_URL": url})
         end = await turn_end(registry.planner("gemini"))
     assert server.refused == [] and end.usage.input_tokens == 10
+
+
+# -- DeepSeek's weekends -------------------------------------------------------------------------
+
+SATURDAY_PEAK_HOUR = datetime(2026, 12, 5, 2, 30, tzinfo=UTC)  # 10:30 Saturday in Beijing
+SATURDAY_EVENING = datetime(2026, 12, 5, 12, 30, tzinfo=UTC)
+FRIDAY_PEAK_HOUR = datetime(2026, 12, 4, 2, 30, tzinfo=UTC)
+TOKENS = {"input_tokens": 1_000_000, "output_tokens": 100_000}
+
+
+def deepseek_library(at: datetime) -> Decimal:
+    return calc_price(LibraryUsage(**TOKENS), "deepseek-flash", provider_id="deepseek",
+                      genai_request_timestamp=at).total_price  # fmt: skip
+
+
+def test_upstream_still_charges_deepseek_peak_prices_on_weekends():
+    """pydantic/genai-prices#582. When this fails the library prices weekends right:
+    delete ``agent/providers/deepseek.py`` (and this test)."""
+    assert deepseek_library(SATURDAY_PEAK_HOUR) == 2 * deepseek_library(SATURDAY_EVENING)
+
+
+def test_a_deepseek_call_on_a_weekend_costs_the_off_peak_price():
+    from agent.events import Usage
+
+    config = Registry(env={"DEEPSEEK_API_KEY": KEY}).planner("deepseek").config  # type: ignore[attr-defined]
+    usage = Usage(**TOKENS)
+    weekend = config.prices.cost(usage, when=SATURDAY_PEAK_HOUR)
+    assert weekend == pytest.approx(float(deepseek_library(SATURDAY_EVENING)))
+    assert config.prices.cost(usage, when=FRIDAY_PEAK_HOUR) == pytest.approx(2 * weekend)
+    assert config.prices.at(SATURDAY_PEAK_HOUR).input_per_mtok == pytest.approx(
+        config.prices.at(SATURDAY_EVENING).input_per_mtok
+    )  # what the catalogue shows agrees
+    sunday_night_beijing = datetime(2026, 12, 6, 17, 0, tzinfo=UTC)  # Monday 01:00 Beijing
+    assert config.prices.cost(usage, when=sunday_night_beijing) == pytest.approx(weekend)
