@@ -127,3 +127,40 @@ def test_a_deepseek_call_on_a_weekend_costs_the_off_peak_price():
     )  # what the catalogue shows agrees
     sunday_night_beijing = datetime(2026, 12, 6, 17, 0, tzinfo=UTC)  # Monday 01:00 Beijing
     assert config.prices.cost(usage, when=sunday_night_beijing) == pytest.approx(weekend)
+
+
+# -- an answer that names no choice ---------------------------------------------------------------
+
+CHOICES = ["dog barking", "cat meowing"]
+
+
+def similarity(text: str, options: list[str]):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    near = {"unknown": [0.21, 0.18], "a canine": [0.82, 0.3]}
+    return np.asarray(near.get(text, [0.0, 0.0]))
+
+
+def test_an_answer_naming_no_choice_is_mapped_as_a_guess():
+    from agent.answer import match_choice
+
+    unknown = match_choice("<answer>unknown</answer>", CHOICES, similarity)
+    assert unknown.rule == "embedding" and unknown.choice == "dog barking" and unknown.guess
+    assert unknown.confidence(0.9) == 0.21 and unknown.confidence(None) == 0.21
+    canine = match_choice("a canine", CHOICES, similarity)  # other words, but close
+    assert canine.choice == "dog barking" and not canine.guess and canine.confidence(0.9) == 0.9
+    assert not match_choice("the dog", CHOICES, similarity).guess
+
+
+async def test_the_answer_event_marks_the_unmatched_answer_a_best_guess(tmp_path, tone_wav):
+    from agent.audio import AudioStore
+    from agent.run import RunRequest, run_question
+    from agent.testing import ScriptedPlanner, ScriptedTurn
+
+    store = AudioStore(tmp_path / "audio")
+    planner = ScriptedPlanner([ScriptedTurn(text="<answer>unknown</answer>")])
+    request = RunRequest("Which?", [store.add_file(tone_wav)], planner, [], choices=CHOICES)
+    events = [e async for e in run_question(request, store=store, similarity=similarity)]
+    answer = next(e for e in events if e.type == "answer")
+    assert answer.choice == "dog barking" and answer.match_rule == "embedding"
+    assert answer.guess is True and answer.confidence == 0.21
