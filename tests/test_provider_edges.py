@@ -16,7 +16,7 @@ from agent.planners.base import ChatMessage, TurnEnd
 from agent.registry import Registry
 from tests import fake_gemini as fg
 from tests.fake_openai import Reply, ResponsesReply, Strict
-from tests.provider_kit import GEMINI_KEY, KEY, gemini_fake, openai_fake
+from tests.provider_kit import GEMINI_KEY, KEY, KEY_ENV, gemini_fake, openai_fake
 
 NOW = datetime(2026, 12, 1, 12, 30, tzinfo=UTC)  # a Tuesday, off-peak for DeepSeek
 
@@ -164,3 +164,50 @@ async def test_the_answer_event_marks_the_unmatched_answer_a_best_guess(tmp_path
     answer = next(e for e in events if e.type == "answer")
     assert answer.choice == "dog barking" and answer.match_rule == "embedding"
     assert answer.guess is True and answer.confidence == 0.21
+
+
+# -- a model's announced end ---------------------------------------------------------------------
+
+
+def test_the_catalogue_names_gpt_audios_shutdown_and_successor_from_openai():
+    registry = Registry(env={"OPENAI_API_KEY": KEY})
+    tools = {t["name"]: t for t in registry.catalogue()["tools"]}
+    audio = tools["gpt_audio"]
+    assert audio["shutdown"] == "2027-01-20" and audio["successor"] == "gpt-audio-1.5"
+    assert "2027-01-20" in audio["retirement"] and "move to gpt-audio-1.5" in audio["retirement"]
+    closed = next(
+        p for p in registry.catalogue()["presets"] if p["name"] == "audiotoolagent_closed"
+    )
+    assert any(r.startswith("gpt_audio: shut") and "2027-01-20" in r for r in closed["retiring"])
+    for entry in registry.entries("planner") + registry.entries("tool"):
+        if entry.provider == "openai":  # OpenAI's own documentation, not a third party's
+            for key in ("source", "successor_source"):
+                url = entry.settings.get(key)
+                assert url is None or url.startswith("https://developers.openai.com/"), url
+
+
+async def test_the_doctor_warns_before_a_catalogued_shutdown(tmp_path):
+    """The provider's model list gives no date here: the catalogue's is used."""
+    from datetime import date, timedelta
+
+    from agent import doctor
+
+    ends = (date.today() + timedelta(days=30)).isoformat()
+    path = tmp_path / "models.toml"
+    with openai_fake({"m": Strict()}) as (server, url):
+        server.chat_fn = lambda body: Reply(text="A tone.")
+        path.write_text(
+            f'[[tool]]\nname = "ears"\nprovider = "openai_compatible"\ninterface = "audio_chat"\n'
+            f'model = "m"\nbase_url = "{url}"\nkey_env = "{KEY_ENV}"\n'
+            f'shutdown = "{ends}"\nsuccessor = "m-2"\n'
+            '[[tool]]\nname = "later"\nprovider = "openai_compatible"\ninterface = "audio_chat"\n'
+            'model = "m"\nbase_url = "http://127.0.0.1:9/v1"\nkey_env = "UNSET_KEY_X"\n'
+            f'shutdown = "{ends}"\nsuccessor = "m-2"\n'
+        )
+        checks = {c.name: c for c in await doctor.run_checks(Registry(path, env={KEY_ENV: KEY}),
+                                                             timeout_s=5)}  # fmt: skip
+    ears = checks["ears"]
+    assert ears.status == "shuts_down" and ears.shutdown_date == ends
+    assert f"shuts down {ends} (30 days left); move to m-2" in ears.detail
+    assert f"shuts down {ends}" in doctor.table([ears])
+    assert checks["later"].status == "skipped" and "move to m-2" in checks["later"].detail
