@@ -211,3 +211,51 @@ async def test_the_doctor_warns_before_a_catalogued_shutdown(tmp_path):
     assert f"shuts down {ends} (30 days left); move to m-2" in ears.detail
     assert f"shuts down {ends}" in doctor.table([ears])
     assert checks["later"].status == "skipped" and "move to m-2" in checks["later"].detail
+
+
+# -- an empty reasoning_content ------------------------------------------------------------------
+
+
+async def test_a_kimi_that_refuses_an_empty_reasoning_gets_the_field_left_out_once_asked(
+    tmp_path, tone_wav
+):
+    """Decided: "" goes back (Moonshot's kimi-cli, DeepSeek); a deployment that refuses it
+    (earendil-works/pi#4251) gets the turn again without the field, and later turns too."""
+    from agent.audio import AudioStore
+    from agent.testing import ScriptedTool
+    from tests.provider_kit import run
+
+    store = AudioStore(tmp_path / "audio")
+    kimi = Strict(flavor="kimi", thinking=True, refuse_empty_reasoning=True)
+    with openai_fake({"kimi-k2.6": kimi}) as (server, url):
+        server.chat.extend(
+            [Reply(tool_calls=[("events", "{}")]), Reply(tool_calls=[("events", "{}")]),
+             Reply(reasoning="Done.", text="<answer>A dog.</answer>")]
+        )  # fmt: skip
+        planner = Registry(env={"MOONSHOT_API_KEY": KEY, "MOONSHOT_BASE_URL": url}).planner("kimi")
+        events = await run(planner, [ScriptedTool("events", "A dog.")], store,
+                           store.add_file(tone_wav))  # fmt: skip
+    assert events[-1].type == "run_finished", events[-1]
+    assert server.refused == ["kimi_empty_reasoning"]  # once: the form is remembered
+    bodies = server.chat_bodies()
+    assert len(bodies) == 4
+    last_calls = [m for m in bodies[-1]["messages"] if m.get("tool_calls")]
+    assert len(last_calls) == 2 and all("reasoning_content" not in m for m in last_calls)
+
+
+async def test_the_default_kimi_still_gets_an_empty_reasoning_back(tmp_path, tone_wav):
+    from agent.audio import AudioStore
+    from agent.testing import ScriptedTool
+    from tests.provider_kit import run
+
+    store = AudioStore(tmp_path / "audio")
+    with openai_fake({"kimi-k2.6": Strict(flavor="kimi", thinking=True)}) as (server, url):
+        server.chat.extend(
+            [Reply(tool_calls=[("events", "{}")]), Reply(text="<answer>A dog.</answer>")]
+        )
+        planner = Registry(env={"MOONSHOT_API_KEY": KEY, "MOONSHOT_BASE_URL": url}).planner("kimi")
+        events = await run(planner, [ScriptedTool("events", "A dog.")], store,
+                           store.add_file(tone_wav))  # fmt: skip
+    assert events[-1].type == "run_finished" and server.refused == []
+    [call] = [m for m in server.chat_bodies()[1]["messages"] if m.get("tool_calls")]
+    assert call["reasoning_content"] == ""
