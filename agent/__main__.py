@@ -101,6 +101,8 @@ def _catalogue() -> int:
         print(f"{kind}:")
         for e in entries:
             state = "available" if e["available"] else f"unavailable ({e['reason']})"
+            if e.get("retirement"):  # the provider announced the model's end
+                state += f"; {e['retirement']}"
             print(f"  {e['name']:<22} {e['label'][:44]:<44} {state}")
     return 0
 

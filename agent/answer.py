@@ -4,6 +4,10 @@ Rules are tried in order and the one that matched is recorded on the answer even
 ``letter`` ("B", "(B)", "Option B"), ``exact`` (the choice text, ignoring case and
 punctuation), ``token`` (the MMAU/MMAR scoring rule), ``embedding`` (sentence similarity),
 ``overlap`` (shared words, when no embedder is available) and ``none``.
+
+An answer that names no choice ("unknown", "I cannot tell which") still gets the nearest
+choice by similarity, but as a guess (``ChoiceMatch.guess``): it shares no word with any
+choice and is not close to the one picked (similarity under ``GUESS_BELOW``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ _LETTER_FORMS = (
     re.compile(r"^\(?([A-Z])[.)]\s+.+$"),
 )
 _WORD = re.compile(r"\b\w+\b")
+GUESS_BELOW = 0.5  # sentence similarity under which a wordless match is only a guess
+_FILLER = frozenset({"a", "an", "the", "of", "is", "it", "in", "on", "and", "or", "to"})
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,13 @@ class ChoiceMatch:
     choice: str | None
     rule: str  # letter | exact | token | embedding | overlap | none
     score: float | None = None
+    guess: bool = False  # the answer named no choice: the nearest one, as a best guess
+
+    def confidence(self, given: float | None) -> float | None:
+        """A choice picked for an answer that named none is no surer than its similarity."""
+        if not self.guess or self.score is None:
+            return given
+        return round(min(1.0 if given is None else given, max(0.0, self.score)), 3)
 
 
 def letter(index: int) -> str:
@@ -65,6 +78,10 @@ def says_it_cannot_tell(text: str) -> bool:
 
 def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
+
+
+def _content_words(text: str) -> set[str]:
+    return set(tokens(text)) - _FILLER
 
 
 def _normalise(text: str) -> str:
@@ -111,7 +128,10 @@ def match_choice(
     if similarity is not None:
         scores = np.asarray(similarity(answer, list(choices)), dtype=float)
         best = int(np.argmax(scores))
-        return ChoiceMatch(choices[best], "embedding", float(scores[best]))
+        score = float(scores[best])
+        named = _content_words(answer) & set().union(*(_content_words(c) for c in choices))
+        guess = not named and score < GUESS_BELOW
+        return ChoiceMatch(choices[best], "embedding", score, guess=guess)
     pred = set(tokens(answer))
     overlaps = [len(pred & set(tokens(c))) / max(1, len(set(tokens(c)))) for c in choices]
     best = int(np.argmax(overlaps))

@@ -394,10 +394,10 @@ class RunContext(ToolCalls):
             text=answer_text,
             choice=match.choice,
             match_rule=match.rule if self.req.choices else None,
-            confidence=final.confidence if final else None,
+            confidence=match.confidence(final.confidence if final else None),
             rationale=final.rationale if final else strip_answer(text),
             forced=forced,
-            guess=bool(final and final.guess),
+            guess=bool(final and final.guess) or match.guess,
             without_tools=self.totals.calls == 0,  # a text-only guess, not evidence
         )
         return self.answer

@@ -18,7 +18,6 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from agent.plugins import PluginError, load_errors
 from agent.providers import get_provider, providers
 from agent.registry import CUSTOM, Registry
 from agent.remote import ModelConfig, RemoteError
+from agent.retirement import notice
 from agent.tools.base import ToolContext
 
 CHECK_TIMEOUT_S = 8.0
@@ -205,6 +205,7 @@ async def check_entry(
     if listed:
         check.offered = model in listed
         check.shutdown_date = listed.get(model)
+    check.shutdown_date = check.shutdown_date or settings.get("shutdown") or None
     try:
         check.cost, check.exchange = await asyncio.wait_for(
             _exchange(registry, kind, settings, config), timeout_s * 3
@@ -221,10 +222,11 @@ async def check_entry(
         check.detail = f"the provider's model list for this key has no '{model}'"
     if check.status == "error" and check.offered is False:
         check.status = "not_offered"
-    if check.status == "works" and check.shutdown_date:
-        check.status = "shuts_down"
-        left = (date.fromisoformat(check.shutdown_date) - date.today()).days
-        check.detail = f"{left} days left; pick its replacement in config/models.toml"
+    ends = notice(settings, when=str(check.shutdown_date or ""))
+    if check.status == "works" and ends:
+        past = ends.startswith("shut down")
+        check.status = "error" if past else "shuts_down"
+        check.detail = f"{ends} (config/models.toml)"
     if check.status in ("works", "shuts_down"):  # what was checked, for the UI's list too
         done = [check.exchange, f"price {check.price}" if check.price else ""]
         check.detail = "; ".join(part for part in [*done, check.detail] if part)
@@ -260,9 +262,8 @@ async def run_checks(
             if entry.local or entry.provider == CUSTOM:
                 continue
             if not entry.available:
-                skipped.append(
-                    Check(entry.name, kind, entry.model or "", "skipped", entry.reason or "")
-                )
+                why = "; ".join(filter(None, [entry.reason, notice(entry.settings)]))
+                skipped.append(Check(entry.name, kind, entry.model or "", "skipped", why))
                 continue
             jobs.append(check_entry(registry, kind, entry.settings, timeout_s))
     broken = [plugin_check(e) for e in load_errors()]

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import openai
+from openai.types import CompletionUsage
 
 from agent.events import Usage
 from agent.remote import ModelConfig, RemoteError, RetryPolicy, host_of, redact
@@ -173,6 +174,21 @@ def cached_tokens(usage: Any) -> int:
         if extra.get(name):
             return int(extra[name])
     return 0
+
+
+def choice_usage(choice: Any) -> Any:
+    """The counts a stream carries on a choice instead of on the chunk: Moonshot (Kimi)
+    sends them in ``choices[0].usage`` (https://github.com/earendil-works/pi/issues/2017);
+    None when the choice has none."""
+    found = getattr(choice, "usage", None) or (getattr(choice, "model_extra", None) or {}).get(
+        "usage"
+    )
+    if isinstance(found, dict):
+        try:
+            return CompletionUsage.model_validate(found)
+        except ValueError:
+            return None
+    return found
 
 
 def chat_usage(usage: Any) -> Usage:

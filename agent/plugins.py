@@ -44,22 +44,23 @@ PROVIDERS_GROUP = "audio_agent.providers"
 # one. A built-in is any module of the package that calls that name at its top level (as a
 # decorator or a call): adding a tool, a strategy or a provider is adding its module, with no
 # list to edit (``builtin_modules``).
-BUILTIN_PACKAGES: dict[str, tuple[str, str]] = {
-    TOOLS_GROUP: ("agent.tools", "local_tool"),
-    STRATEGIES_GROUP: ("agent.strategies", "strategy"),
-    PROVIDERS_GROUP: ("agent.providers", "register_provider"),
+BUILTIN_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
+    TOOLS_GROUP: ("agent.tools", ("local_tool",)),
+    STRATEGIES_GROUP: ("agent.strategies", ("strategy",)),
+    # a provider, or a provider's billing rule (agent.providers.deepseek)
+    PROVIDERS_GROUP: ("agent.providers", ("register_provider", "register_billing_clock")),
 }
 
 
-def _registers(source: str, marker: str) -> bool:
-    """Whether a module's top-level code calls ``marker`` (``@marker``, ``@marker(...)`` or
-    ``marker(...)``); its docstrings and functions do not count."""
+def _registers(source: str, markers: tuple[str, ...]) -> bool:
+    """Whether a module's top-level code calls one of ``markers`` (``@name``, ``@name(...)``
+    or ``name(...)``); its docstrings and functions do not count."""
     for node in ast.parse(source).body:
         decorators = getattr(node, "decorator_list", [])
         calls = [d.func if isinstance(d, ast.Call) else d for d in decorators]
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             calls.append(node.value.func)
-        if any(isinstance(c, ast.Name) and c.id == marker for c in calls):
+        if any(isinstance(c, ast.Name) and c.id in markers for c in calls):
             return True
     return False
 
@@ -68,7 +69,7 @@ def _registers(source: str, marker: str) -> bool:
 def builtin_modules(group: str) -> tuple[str, ...]:
     """This project's modules that register things of ``group``, by module name. Read from
     the sources (nothing is imported), so listing them costs a few milliseconds."""
-    package, marker = BUILTIN_PACKAGES.get(group, ("", ""))
+    package, markers = BUILTIN_PACKAGES.get(group, ("", ()))
     if not package:
         return ()
     spec = importlib.util.find_spec(package)
@@ -76,7 +77,7 @@ def builtin_modules(group: str) -> tuple[str, ...]:
     found = []
     for info in sorted(pkgutil.iter_modules(folders), key=lambda m: m.name):
         path = Path(getattr(info.module_finder, "path", folders[0])) / f"{info.name}.py"
-        if not info.ispkg and path.is_file() and _registers(path.read_text(), marker):
+        if not info.ispkg and path.is_file() and _registers(path.read_text(), markers):
             found.append(f"{package}.{info.name}")
     return tuple(found)
 

@@ -13,7 +13,7 @@ library has never heard of); such entries are priced here from the same fields.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +25,23 @@ from agent.plugins import PROVIDERS_GROUP, registry
 def utc_now() -> datetime:
     """The clock calls are priced by (tests move it)."""
     return datetime.now(UTC)
+
+
+# genai-prices provider id -> the moment whose prices a call at ``when`` is billed at, for a
+# provider whose schedule the library reads wrong (registered by its provider module:
+# ``agent.providers.deepseek``)
+_BILLING_CLOCKS: dict[str, Callable[[datetime], datetime]] = {}
+
+
+def register_billing_clock(provider_id: str, clock: Callable[[datetime], datetime]) -> None:
+    _BILLING_CLOCKS[provider_id] = clock
+
+
+def billing_time(ref: tuple[str, str], when: datetime) -> datetime:
+    """``when``, moved where the provider's own schedule and the library's disagree."""
+    registry(PROVIDERS_GROUP).load()  # the provider modules register their clocks
+    clock = _BILLING_CLOCKS.get(ref[0])
+    return clock(when) if clock else when
 
 
 @dataclass(frozen=True)
@@ -122,8 +139,11 @@ def library_ref(raw: Mapping[str, Any], base_url: str | None = None) -> tuple[st
     """Where ``genai-prices`` keeps the entry's model, or None if it does not know it.
 
     ``price_ref = "provider:model"`` names the library's entry; ``price_ref = false`` opts
-    out; otherwise an entry whose provider has a ``price_id`` (OpenAI, Gemini) is looked up
-    by model id, and another entry by its fixed base URL (OpenRouter, DeepSeek, Moonshot, ...).
+    out; ``price_provider = "openrouter"`` names the library's provider and the entry's own
+    model id is looked up there (so the price does not depend on the URL: the same entry
+    behind a gateway, a proxy or ``<PROVIDER>_BASE_URL`` costs what the provider charges);
+    otherwise an entry whose provider has a ``price_id`` (OpenAI, Gemini) is looked up
+    by model id, and another entry by its fixed base URL.
     Self-hosted servers (a base URL from a variable) cost nothing.
     """
     ref = raw.get("price_ref")
@@ -134,6 +154,8 @@ def library_ref(raw: Mapping[str, Any], base_url: str | None = None) -> tuple[st
     url: str | None = None
     if ref:
         provider_id, _, model_id = str(ref).partition(":")
+    elif raw.get("price_provider"):
+        provider_id = str(raw["price_provider"])
     elif price_id := _price_id(str(raw.get("provider"))):
         provider_id = price_id
     elif base_url and not raw.get("base_url_env"):
@@ -172,7 +194,7 @@ def _model(ref: tuple[str, str]) -> Any:
 
 def _library_values(ref: tuple[str, str], when: datetime) -> dict[str, float]:
     """The library's prices for ``ref`` at ``when`` (tiered prices: the base tier)."""
-    price = _model(ref).get_prices(when)
+    price = _model(ref).get_prices(billing_time(ref, when))
 
     def per(name: str) -> float:
         value = getattr(price, name, None)
@@ -208,7 +230,7 @@ def _library_cost(
             LibraryUsage(**{k: v for k, v in counts.items() if v}),
             ref[1],
             provider_id=ref[0],
-            genai_request_timestamp=when,
+            genai_request_timestamp=billing_time(ref, when),
         )
     except (LookupError, ValueError, TypeError):
         return None

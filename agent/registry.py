@@ -14,6 +14,7 @@ from agent.answer import Similarity
 from agent.planners.base import Planner
 from agent.providers import UnknownProvider, get_provider
 from agent.remote import ModelConfig
+from agent.retirement import notice
 from agent.strategies import strategy_infos
 from agent.tools.base import Tool, local_tools
 
@@ -65,6 +66,10 @@ class CatalogueEntry:
             "local": self.local,
             "checked": self.settings.get("checked"),
             "source": self.settings.get("source"),
+            # the provider's announced end of the model, and what it names to move to
+            "shutdown": str(self.settings["shutdown"]) if self.settings.get("shutdown") else None,
+            "successor": self.settings.get("successor"),
+            "retirement": notice(self.settings),
             # offered, but not among the tools a new question starts with (web search)
             "default_selected": self.default_selected,
             # its lane on the timeline ("#rrggbb"); None: the next free colour of the palette
@@ -157,12 +162,14 @@ class Registry:
         presets = []
         for item in raw.get("preset", []):
             parts = [("planner", item["planner"])] + [("tool", t) for t in item.get("tools", [])]
-            missing = []
+            missing, retiring = [], []
             for kind, name in parts:
                 entry = self._entries.get((kind, name))
                 if entry is None or not entry.available:
                     why = entry.reason if entry else "not in the catalogue"
                     missing.append(f"{name}: {why}")
+                if entry is not None and (ends := notice(entry.settings)):
+                    retiring.append(f"{name}: {ends}")
             presets.append(
                 {
                     "name": item["name"],
@@ -171,6 +178,7 @@ class Registry:
                     "tools": list(item.get("tools", [])),
                     "available": not missing,
                     "reason": "; ".join(missing) or None,
+                    "retiring": retiring,  # members whose provider announced their end
                 }
             )
         return presets

@@ -67,7 +67,8 @@ class ModelConfig:
     KNOWN = frozenset(
         {"name", "provider", "model", "label", "description", "base_url", "base_url_env",
          "key_env", "key_optional", "prices", "timeout_s", "max_retries", "retry_base_delay_s",
-         "retry_max_delay_s", "retry_deadline_s", "interface", "enabled", "price_ref"}
+         "retry_max_delay_s", "retry_deadline_s", "interface", "enabled", "price_ref",
+         "price_provider"}
     )  # fmt: skip
 
     @classmethod
@@ -138,10 +139,25 @@ class ModelConfig:
         env = os.environ if self.env is None else self.env
         return env.get(self.key_env) if self.key_env else None
 
+    @property
+    def base_url_var(self) -> str | None:
+        """The variable that points this entry at another endpoint (a gateway, a proxy, a
+        stand-in speaking the same API) without editing the catalogue: ``base_url_var`` in
+        the entry, else its key variable with ``_API_KEY`` replaced by ``_BASE_URL``
+        (``OPENAI_BASE_URL``, ``GEMINI_BASE_URL``, ``DEEPSEEK_BASE_URL``,
+        ``MOONSHOT_BASE_URL``, ``OPENROUTER_BASE_URL``, ``TAVILY_BASE_URL``)."""
+        named = self.options.get("base_url_var")
+        if named:
+            return str(named)
+        if self.key_env and self.key_env.endswith("_API_KEY"):
+            return self.key_env.removesuffix("_API_KEY") + "_BASE_URL"
+        return None
+
     def _raw_url(self) -> str | None:
         env = os.environ if self.env is None else self.env
-        if self.base_url_env and env.get(self.base_url_env):
-            return env[self.base_url_env]
+        for var in (self.base_url_env, self.base_url_var):
+            if var and env.get(var):
+                return env[var]
         return self.base_url
 
     def url(self) -> str | None:

@@ -396,7 +396,15 @@ def _chunks(model: str, reply: Reply, include_usage: bool, strict: Strict):
         if strict.repeat_names:
             later["name"] = name
         yield chunk({"tool_calls": [{"index": index, "function": later}]})
-    yield chunk({}, finish="tool_calls" if reply.tool_calls else "stop")
-    if include_usage and strict.usage_in_stream:
+    finish = "tool_calls" if reply.tool_calls else "stop"
+    if strict.flavor == "kimi" and strict.usage_in_stream:
+        # Moonshot puts the counts on the last choice, not at the top of a final chunk
+        # (https://github.com/earendil-works/pi/issues/2017)
+        last = json.loads(chunk({}, finish=finish)[len("data: ") :])
+        last["choices"][0]["usage"] = _usage(reply, strict)
+        yield f"data: {json.dumps(last)}\n\n"
+    else:
+        yield chunk({}, finish=finish)
+    if include_usage and strict.usage_in_stream and strict.flavor != "kimi":
         yield chunk({}, usage=_usage(reply, strict))
     yield "data: [DONE]\n\n"

@@ -180,6 +180,11 @@ EXAMPLES: dict[str, tuple[Any, dict[str, Any], dict[str, Any]]] = {
         },
         {"messages": [{"role": "assistant", "tool_calls": [CALL], "reasoning_content": "r"}]},
     ),
+    "kimi_empty_reasoning": (
+        Strict(flavor="kimi", thinking=True, refuse_empty_reasoning=True),
+        {"messages": [{"role": "assistant", "tool_calls": [CALL], "reasoning_content": ""}]},
+        {"messages": [{"role": "assistant", "tool_calls": [CALL]}]},
+    ),
     "kimi_fixed_temperature": (
         Strict(flavor="kimi", fixed_temperature=1.0),
         {"temperature": 0.3},

@@ -4,12 +4,15 @@ speaks its API; unavailable with the reason without network or key; never a defa
 
 from __future__ import annotations
 
+import re
 import socket
+from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from agent import network
 from agent.audio import AudioStore
@@ -155,3 +158,141 @@ def test_the_network_check_is_one_quick_lookup_remembered(monkeypatch):
     assert reason and "no network" in reason and "search.invalid" in reason
     assert network.offline_reason("search.invalid") == reason and lookups == ["search.invalid"]
     assert network.offline_reason("x", {"AUDIO_AGENT_NETWORK": "on"}) is None
+
+
+# -- issue 34: rate limits and quota errors said as such, retries, the probe ------------------
+
+
+class LocalHttp:
+    """Where ddgs calls an engine's HTTP client: the request goes to a local server that
+    answers as that engine (primp, ddgs's client, cannot be pointed at one per engine)."""
+
+    def __init__(self, base: str, engine: str) -> None:
+        self.base, self.engine = base, engine
+
+    def request(self, method: str, url: str, **kwargs: Any) -> Any:
+        import httpx
+
+        answer = httpx.request(method, f"{self.base}/{self.engine}", timeout=10,
+                               params=kwargs.get("params"), data=kwargs.get("data"))  # fmt: skip
+        return SimpleNamespace(
+            status_code=answer.status_code, text=answer.text, content=answer.content
+        )
+
+
+def refusing_engines(statuses: dict[str, int]) -> FastAPI:
+    app = FastAPI()
+
+    @app.api_route("/{engine}", methods=["GET", "POST"])
+    async def engine(engine: str):  # type: ignore[no-untyped-def]
+        return Response("<html>slow down</html>", statuses.get(engine, 429))
+
+    return app
+
+
+def ddgs_against(base: str) -> Any:
+    from ddgs import DDGS
+
+    client = DDGS(timeout=10)
+    for engine in client._get_engines("text", "auto"):  # the instances text() will use
+        engine.http_client = LocalHttp(base, engine.name)
+    return client
+
+
+async def test_ddgs_every_engine_refusing_is_a_rate_limit_not_nothing_found(store, tone_wav):
+    """ddgs 9.16 turns 202/403/429 into "No results found." with no RatelimitException."""
+    statuses = {"duckduckgo": 202, "bing": 403, "google": 403}
+    with serve(refusing_engines(statuses)) as base:
+        tool = WebSearchTool(DdgsBackend(client_factory=lambda: ddgs_against(base)))
+        planner = ScriptedPlanner(
+            [ScriptedTurn(calls=[("web_search", {"query": "Ode to Joy composer"})]),
+             ScriptedTurn(text="<answer>unknown</answer>")]
+        )  # fmt: skip
+        events = await run(planner, [tool], store, store.add_file(tone_wav))
+    result = next(e for e in events if e.type == "tool_result")
+    assert result.error and "rate-limited" in result.error and "Not an empty result" in result.error
+    assert re.search(
+        r"all \d+ search engines refused this machine's request \(HTTP (20|40|42)", result.error
+    )
+    assert "found nothing" not in (result.output or "")
+
+
+def tavily_script(answers: list[tuple[int, dict[str, str]]], seen: list[int]) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/search")
+    async def search(request: Request):  # type: ignore[no-untyped-def]
+        status, headers = answers[min(len(seen), len(answers) - 1)]
+        seen.append(status)
+        if status == 200:
+            return {
+                "query": "q",
+                "results": [{"title": "t", "url": "https://x.org", "content": "c"}],
+            }
+        messages = {429: "Your request has been blocked due to excessive requests.",
+                    432: "This request exceeds your plan's set usage limit.",
+                    433: "This request exceeds the pay-as-you-go limit."}  # fmt: skip
+        return JSONResponse(
+            {"detail": {"error": messages.get(status, "boom")}}, status, headers=headers
+        )
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("answers", "tries", "said"),
+    [
+        ([(503, {}), (200, {})], 2, None),
+        ([(429, {"Retry-After": "0"}), (200, {})], 2, None),
+        ([(429, {})], 1, "rate-limiting the key in TAVILY_API_KEY"),
+        ([(429, {"Retry-After": "3600"})], 1, "rate-limiting"),
+        ([(432, {})], 1, "plan's usage limit"),
+        ([(433, {})], 1, "pay-as-you-go limit"),
+        ([(500, {})], 3, "failed on its side (HTTP 500)"),
+    ],
+)
+async def test_tavily_refusals_are_named_and_what_is_retryable_is_retried(
+    answers, tries, said, store, tone_wav, monkeypatch
+):
+    from agent.tools import search_failures
+
+    monkeypatch.setattr(search_failures, "BACKOFF_S", 0.01)
+    seen: list[int] = []
+    with serve(tavily_script(answers, seen)) as url:
+        tool = WebSearchTool(TavilyBackend(TAVILY_KEY, base_url=url))
+        if said is None:
+            result = await tool(tool_ctx(store, tone_wav), {"query": "q"})
+            assert "<https://x.org>" in result.output
+        else:
+            with pytest.raises(ToolError) as failed:
+                await tool(tool_ctx(store, tone_wav), {"query": "q"})
+            assert said in str(failed.value) and "HTTPStatusError" not in str(failed.value)
+            assert "Client error" not in str(failed.value) and TAVILY_KEY not in str(failed.value)
+    assert len(seen) == tries
+
+
+def test_ddgs_is_offered_when_any_engine_it_queries_can_be_reached(monkeypatch):
+    from ddgs.engines import ENGINES
+
+    from agent.providers.search import DdgsProvider
+
+    engine_hosts = {urlsplit(cls.search_url.replace("{lang}", "en")).hostname
+                    for cls in ENGINES["text"].values()}  # fmt: skip
+    assert set(DdgsProvider.hosts) == engine_hosts  # the probe follows ddgs's engines
+    monkeypatch.delenv(network.NETWORK_VAR, raising=False)
+    monkeypatch.setattr(network, "_answers", {})
+    lookups: list[str] = []
+
+    def only_mojeek(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+        lookups.append(host)
+        if host != "www.mojeek.com":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", 443))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", only_mojeek)
+    assert DdgsProvider().availability({}, {}) is None
+    assert "duckduckgo.com" not in lookups and "www.mojeek.com" in lookups
+    monkeypatch.setattr(network, "_answers", {})
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: only_mojeek("none"))
+    reason = DdgsProvider().availability({}, {})
+    assert reason and "no network" in reason and "search.brave.com" in reason

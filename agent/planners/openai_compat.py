@@ -28,7 +28,13 @@ import openai
 
 from agent.chat_request import create_chat
 from agent.events import Usage
-from agent.openai_client import chat_usage, classify_error, make_client, refuses_streaming
+from agent.openai_client import (
+    chat_usage,
+    choice_usage,
+    classify_error,
+    make_client,
+    refuses_streaming,
+)
 from agent.planners.base import (
     ChatMessage,
     PlannerChunk,
@@ -37,7 +43,12 @@ from agent.planners.base import (
     ToolSpec,
     TurnEnd,
 )
-from agent.planners.reasoning_echo import ReasoningRecord, attach, own_turn
+from agent.planners.reasoning_echo import (
+    ReasoningRecord,
+    attach,
+    own_turn,
+    refuses_reasoning_form,
+)
 from agent.planners.retrying import remote_turn
 from agent.planners.tag_protocol import format_result, parse_tool_calls, tool_instructions
 from agent.remote import ModelConfig
@@ -60,6 +71,9 @@ class OpenAICompatPlanner:
         self._ids = itertools.count(1)
         self.fixed_temperature = not config.supports_temperature
         self._stream = config.streaming  # turned off when the provider refuses to stream
+        # a tool-call turn without reasoning goes back with reasoning_content "" (Moonshot's
+        # and DeepSeek's form); switched when the server refuses that form (and back)
+        self._send_empty_reasoning = True
 
     async def stream_turn(
         self,
@@ -87,8 +101,25 @@ class OpenAICompatPlanner:
         if self.native_tools and tools:
             request["tools"] = [spec.openai_schema() for spec in tools]
         async for chunk in remote_turn(
-            self.config, classify_error, lambda: self._turn(request, tools)
+            self.config, classify_error, lambda: self._either_form(request, messages, tools)
         ):
+            yield chunk
+
+    async def _either_form(
+        self, request: dict[str, Any], messages: list[ChatMessage], tools: list[ToolSpec]
+    ) -> AsyncIterator[PlannerChunk]:
+        """The turn; refused over an empty (or missing) ``reasoning_content``, once more
+        with the other form, which later turns then use at once."""
+        try:
+            async for chunk in self._turn(request, tools):
+                yield chunk
+            return
+        except openai.BadRequestError as exc:
+            if not self.config.thinking or not refuses_reasoning_form(exc, request):
+                raise
+        self._send_empty_reasoning = not self._send_empty_reasoning
+        async for chunk in self._turn({**request, "messages": self._messages(messages, tools)},
+                                      tools):  # fmt: skip
             yield chunk
 
     async def _turn(
@@ -149,6 +180,8 @@ class OpenAICompatPlanner:
             if chunk.usage:
                 usage = chat_usage(chunk.usage)
             for choice in chunk.choices or []:
+                if not chunk.usage and (counted := choice_usage(choice)) is not None:
+                    usage = chat_usage(counted)  # Moonshot (Kimi): on the choice
                 delta = choice.delta
                 if delta is None:
                     continue
@@ -255,6 +288,7 @@ class OpenAICompatPlanner:
                 message.raw,
                 rename=self.config.reasoning_field,
                 thinking=self.config.thinking,
+                send_empty=self._send_empty_reasoning,
             )
         return item
 

@@ -96,19 +96,30 @@ def own_turn(raw: Any) -> bool:
     return isinstance(raw, dict) and raw.get("chat_turn") is True
 
 
-def attach(item: dict[str, Any], raw: Any, *, rename: str | None, thinking: bool) -> None:
+def attach(
+    item: dict[str, Any],
+    raw: Any,
+    *,
+    rename: str | None,
+    thinking: bool,
+    send_empty: bool = True,
+) -> None:
     """Put a turn's reasoning back on its assistant message, as the provider sent it.
 
     ``rename``: the field this server takes it back in, when that differs from the field
     it came in (``reasoning_field`` in the catalogue). A thinking model's own turn that
     came with no reasoning at all goes back with an empty one: the model produced none,
-    and the field must be there.
+    and the field must be there (DeepSeek and Kimi refuse a tool-call turn without it;
+    Moonshot's own kimi-cli sends ``""``: https://github.com/MoonshotAI/kimi-cli/pull/2498).
+    ``send_empty = False`` leaves an empty one out instead, for a deployment that refuses
+    ``""`` (Kimi K2.6 in one report: https://github.com/earendil-works/pi/issues/4251;
+    the planner switches after that 400, see ``OpenAICompatPlanner``).
     """
     if not own_turn(raw):
         return
     record = raw.get("reasoning")
     if not isinstance(record, dict):
-        if thinking:
+        if thinking and send_empty:
             item[rename or "reasoning_content"] = ""
         return
     if record.get("details"):
@@ -116,7 +127,21 @@ def attach(item: dict[str, Any], raw: Any, *, rename: str | None, thinking: bool
         if rename and rename != DETAILS_FIELD:
             item[rename] = record.get("text", "")
         return
-    item[rename or record.get("field") or "reasoning_content"] = record.get("text", "")
+    if record.get("text") or send_empty:
+        item[rename or record.get("field") or "reasoning_content"] = record.get("text", "")
+
+
+def refuses_reasoning_form(exc: BaseException, request: dict[str, Any]) -> bool:
+    """A 400 about ``reasoning_content`` for a request that sent an empty one or left one
+    out: the server wants the other form (``""`` or nothing) for a turn without reasoning."""
+    message = str(getattr(exc, "message", "") or exc).lower()
+    if getattr(exc, "status_code", None) != 400 or "reasoning_content" not in message:
+        return False
+    return any(
+        isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")
+        and not m.get("reasoning_content") and not m.get(DETAILS_FIELD)
+        for m in request.get("messages") or []
+    )  # fmt: skip
 
 
 def _field(message: Any, name: str) -> Any:

@@ -46,8 +46,27 @@ class SearchProvider(Provider):
 class DdgsProvider(SearchProvider):
     name = "ddgs"
     requires = (("ddgs", "ddgs"),)
-    host = "duckduckgo.com"
     free = True
+    # The hosts of the text engines ddgs 9.16 queries ("auto": all of them, Wikipedia and
+    # Grokipedia first), checked against ``ddgs.engines.ENGINES`` by the tests: the search is
+    # offered when any of them can be looked up (importing ddgs to read them would slow the
+    # start).
+    hosts = ("en.wikipedia.org", "grokipedia.com", "search.brave.com", "html.duckduckgo.com",
+             "www.mojeek.com", "search.yahoo.com", "www.startpage.com")  # fmt: skip
+
+    def availability(self, settings: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+        missing = Provider.availability(self, settings, env)
+        if missing:
+            return f"{missing} (see requirements.txt)"
+        reasons = []
+        for host in self.hosts:
+            reason = offline_reason(host, env)
+            if reason is None:
+                return None
+            if "took longer" in reason or "=" in reason:  # no resolver, or declared offline
+                return reason
+            reasons.append(host)
+        return f"no network: cannot look up any of the search engines ({', '.join(reasons)})"
 
     def backend(self, config: ModelConfig) -> SearchBackend:
         from agent.tools.web_search import DdgsBackend

@@ -10,12 +10,20 @@ into the trace with their URLs. The tool ignores the audio: the planner writes t
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent.remote import redact
 from agent.tools.base import ToolContext, ToolError, ToolResult
+from agent.tools.search_failures import (
+    EngineWatch,
+    SearchRateLimited,
+    ddgs_rate_limited,
+    retry_wait,
+    tavily_failure,
+)
 
 DEFAULT_MAX_RESULTS = 5
 MAX_RESULTS = 10
@@ -60,13 +68,20 @@ class DdgsBackend:
             from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
         except ImportError as exc:  # pragma: no cover - listed as unavailable then
             raise ToolError("web_search needs the ddgs package (pip install ddgs).") from exc
+        client = self._client()
+        watch = EngineWatch()
         try:
-            rows = await asyncio.to_thread(self._client().text, query, max_results=max_results)
+            watch.attach(client)
+            rows = await asyncio.to_thread(client.text, query, max_results=max_results)
         except RatelimitException as exc:
-            raise ToolError(f"The search engines are rate-limiting this machine: {exc}") from exc
+            raise SearchRateLimited(
+                f"The search engines are rate-limiting this machine: {exc}"
+            ) from exc
         except TimeoutException as exc:
             raise ToolError(f"The search engines did not answer in time: {exc}") from exc
         except DDGSException as exc:
+            if watch.refused_all():  # ddgs says "no results" for engines that refused
+                raise ddgs_rate_limited(watch) from exc
             if "no results" in str(exc).lower():
                 return []
             raise ToolError(f"The web search failed: {exc}") from exc
@@ -102,30 +117,26 @@ class TavilyBackend:
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         import httpx
-        from tavily import AsyncTavilyClient
         from tavily import errors as tavily_errors
 
         if not self.api_key:  # without one the client would search in its keyless mode
             raise ToolError(f"No Tavily key: set {self.key_env}.")
-        try:
-            async with AsyncTavilyClient(
-                api_key=self.api_key, api_base_url=self.base_url
-            ) as client:
-                body = await client.search(query, max_results=max_results, timeout=self.timeout_s)
-        except tavily_errors.InvalidAPIKeyError as exc:
-            raise ToolError(
-                f"Tavily rejected the key in {self.key_env}; put a valid key there."
-            ) from exc
-        except tavily_errors.UsageLimitExceededError as exc:
-            raise ToolError(
-                f"Tavily: the key's usage limit is reached ({self._said(exc)})."
-            ) from exc
-        except (tavily_errors.ForbiddenError, tavily_errors.BadRequestError) as exc:
-            raise ToolError(f"Tavily refused the search: {self._said(exc)}") from exc
-        except (tavily_errors.TimeoutError, httpx.TimeoutException) as exc:
-            raise ToolError(f"Tavily did not answer within {self.timeout_s:g} s.") from exc
-        except httpx.TransportError as exc:
-            raise ToolError(f"Cannot reach Tavily ({self._said(exc)}).") from exc
+        for attempt in itertools.count():
+            answered: dict[str, Any] = {}
+            try:
+                body = await self._once(query, max_results, answered)
+                break
+            except (tavily_errors.TimeoutError, httpx.TimeoutException) as exc:
+                raise ToolError(f"Tavily did not answer within {self.timeout_s:g} s.") from exc
+            except httpx.TransportError as exc:
+                raise ToolError(f"Cannot reach Tavily ({self._said(exc)}).") from exc
+            except TAVILY_REFUSALS as exc:
+                status = int(answered.get("status") or 0)
+                wait = retry_wait(status, answered.get("headers") or {}, attempt)
+                if wait is None:
+                    detail = self._said_detail(answered.get("detail") or "", exc)
+                    raise tavily_failure(status, detail, self.key_env) from exc
+                await asyncio.sleep(wait)
         return [
             SearchHit(
                 str(row.get("title") or ""),
@@ -136,8 +147,54 @@ class TavilyBackend:
             if isinstance(row, dict)
         ]
 
+    async def _once(self, query: str, max_results: int, answered: dict[str, Any]) -> Any:
+        """One search; ``answered`` gets the HTTP status, headers and error detail (the
+        client's exceptions carry neither the status nor ``Retry-After``)."""
+        import httpx
+        from tavily import AsyncTavilyClient
+
+        async def keep(response: httpx.Response) -> None:
+            answered["status"], answered["headers"] = response.status_code, response.headers
+            if response.status_code != 200:
+                await response.aread()
+                answered["detail"] = _tavily_detail(response)
+
+        http = httpx.AsyncClient(
+            base_url=self.base_url or "https://api.tavily.com", event_hooks={"response": [keep]}
+        )
+        async with http:
+            client = AsyncTavilyClient(api_key=self.api_key, client=http)
+            return await client.search(query, max_results=max_results, timeout=self.timeout_s)
+
+    def _said_detail(self, detail: str, exc: BaseException) -> str:
+        return redact(detail or str(exc) or "", [self.api_key], limit=200)
+
     def _said(self, exc: BaseException) -> str:
         return redact(str(exc) or type(exc).__name__, [self.api_key])
+
+
+def _tavily_refusals() -> tuple[type[BaseException], ...]:
+    try:
+        import httpx
+        from tavily import errors
+    except ImportError:  # pragma: no cover - listed as unavailable then
+        return ()
+    return (errors.UsageLimitExceededError, errors.ForbiddenError, errors.InvalidAPIKeyError,
+            errors.BadRequestError, httpx.HTTPStatusError)  # fmt: skip
+
+
+TAVILY_REFUSALS = _tavily_refusals()
+
+
+def _tavily_detail(response: Any) -> str:
+    """Tavily's ``{"detail": {"error": ...}}``, else the start of the body."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(body, dict) and isinstance(body.get("detail"), dict):
+        return str(body["detail"].get("error") or "")
+    return str(body)[:200]
 
 
 class WebSearchTool:

@@ -74,7 +74,7 @@ def deepseek_tool_choice(body: Body, strict: Any) -> Refusal | None:
     source="https://github.com/bytedance/deer-flow/issues/3043",
 )
 def kimi_reasoning_back(body: Body, strict: Any) -> Refusal | None:
-    if strict.flavor != "kimi" or not strict.thinking:
+    if strict.flavor != "kimi" or not strict.thinking or strict.refuse_empty_reasoning:
         return None
     for index, message in _tool_call_messages(body):
         if "reasoning_content" not in message:
@@ -83,6 +83,32 @@ def kimi_reasoning_back(body: Body, strict: Any) -> Refusal | None:
                 kimi_error(
                     "thinking is enabled but reasoning_content is missing in assistant tool "
                     f"call message at index {index}"
+                ),
+            )
+    return None
+
+
+@rule(
+    provider="Kimi",
+    endpoint="chat",
+    rule="Kimi K2.6 (one report) refuses an empty `reasoning_content` on a tool-call turn "
+    'that had no reasoning, where Moonshot\'s own kimi-cli sends `""`',
+    we_do="`\"\"` is sent (DeepSeek's and kimi-cli's form, MoonshotAI/kimi-cli#2498); on a 400 "
+    "about `reasoning_content` the turn is asked again once with the other form (the field "
+    "left out, or back), remembered for the process",
+    source="https://github.com/earendil-works/pi/issues/4251",
+)
+def kimi_empty_reasoning(body: Body, strict: Any) -> Refusal | None:
+    if strict.flavor != "kimi" or not strict.refuse_empty_reasoning:
+        return None
+    for index, message in _tool_call_messages(body):
+        if message.get("reasoning_content") == "":
+            # the report gives no verbatim body: Moonshot's error shape, its wording ours
+            return refusal(
+                "kimi_empty_reasoning",
+                kimi_error(
+                    "reasoning_content must not be empty in assistant tool call message at "
+                    f"index {index}"
                 ),
             )
     return None

@@ -30,6 +30,9 @@ class Strict:
     repeat_names: bool = False
     tool_parser: bool = True  # vLLM served with --enable-auto-tool-choice --tool-call-parser
     fixed_temperature: float | None = None  # Kimi K2.6: "only 1 is allowed for this model"
+    # A Kimi K2.6 deployment that refuses an empty reasoning_content on a tool-call turn
+    # (and takes the turn without the field): https://github.com/earendil-works/pi/issues/4251
+    refuse_empty_reasoning: bool = False
     json_only_transcription: bool = False  # gpt-transcribe: json or text, no verbose_json
     usage_in_stream: bool = True  # False: a local server that never sends token counts
     # vLLM-Omni (Qwen2.5-Omni, Qwen3-Omni): a request without ``modalities`` runs every stage,
