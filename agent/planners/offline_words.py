@@ -20,7 +20,6 @@ from agent.planners.offline_presence import (
     music_facts,
     music_kind,
     music_presence,
-    sound_kind,
     sound_presence,
     speech_presence,
     when_text,
@@ -140,9 +139,9 @@ def _yes_no(ask: OpenAsk, evidence: Evidence, similarity: Similarity | None, det
                       cannot_tell=True)  # fmt: skip
     text = found.sentence
     if ask.and_kind and found.present and ask.target == "sound":
-        kind = sound_kind(ask.subject, evidence)
-        if kind:
-            text = text.rstrip(".") + f"; it sounds like {kind[0]}."
+        naming = name_sound(evidence, branch_of(ask.subject))
+        if naming is not None:
+            text = text.rstrip(".") + f"; it sounds like {naming.phrase}."
     strength = found.strength if found.present else 1.0 - found.strength
     return Worded(text, f"Evidence: {found.reason}. {details}".strip(), strength)
 
