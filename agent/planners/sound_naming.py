@@ -104,27 +104,25 @@ class Naming:
         return round(min(1.0, self.support * (1.0 - RIVAL_PENALTY * self.rival_share)), 4)
 
 
-def _supports(evidence: Evidence, within: Collection[str] | None) -> tuple[
-        dict[str, float], dict[str, float]]:  # fmt: skip
-    """Per class: its support, and its score in its best window."""
+def supports(evidence: Evidence, within: Collection[str] | None = None) -> dict[str, float]:
+    """Per class heard: half its score in its best window, half over the whole clip."""
     frames, _ = frames_of(evidence)
     best: dict[str, float] = {}
     for labels in frames:
         for label, score in labels:
             best[label] = max(best.get(label, 0.0), float(score))
     mean = dict(evidence.labels)
-    support = {
+    return {
         label: 0.5 * peak + 0.5 * float(mean.get(label, 0.0))
         for label, peak in best.items()
         if peak >= MIN_PEAK and tier(label) != NOT_A_SOURCE and (within is None or label in within)
     }
-    return support, best
 
 
 def groups(evidence: Evidence, within: Collection[str] | None = None) -> list[Group]:
     """The heard classes gathered under their heads, best weighted support first;
     ``within``: only these classes (a branch: "what animal")."""
-    support, _ = _supports(evidence, within)
+    support = supports(evidence, within)
     gathered: dict[str, list[str]] = {}
     for label in sorted(support, key=lambda lb: -support[lb]):
         gathered.setdefault(head_of(label), []).append(label)
