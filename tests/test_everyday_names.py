@@ -156,3 +156,25 @@ def test_times_are_where_the_named_sound_is():
     windows = [quiet, quiet, quiet, quiet, bark, bark, quiet, quiet, quiet, bark]
     naming = name_sound(_evidence(windows, duration=5.3))
     assert naming_sentence(naming) == "A dog barking (1.9–3.4 s and 4.3–5.3 s)."
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What sound is this?", "A dog barking (whole recording)."),
+        ("What is making this sound?", "A dog barking (whole recording)."),
+        ("What is in this recording?", "A dog barking (whole recording)."),  # was "Mostly animal"
+        ("Is there an animal, and what kind?", "; it sounds like a dog barking."),
+    ],
+)
+def test_answers_in_words_name_the_sound_in_everyday_words(question, said):
+    from agent.planners.offline_words import answer_in_words
+    from agent.planners.question_types import classify
+
+    dog = [("Animal", 0.99), ("Domestic animals, pets", 0.95), ("Dog", 0.9), ("Bark", 0.7)]
+    evidence = _evidence([dog] * 10)
+    evidence.peak_dbfs, evidence.rms_dbfs = -3.0, -20.0
+    qtype = classify(question, [])
+    worded = answer_in_words(qtype.ask, qtype.kind, question, evidence, None)
+    assert worded.text.endswith(said), worded.text
+    assert ":" not in worded.text.split(";")[-1] and "Mostly" not in worded.text
