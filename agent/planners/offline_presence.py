@@ -1,4 +1,4 @@
-"""Is it there, when, and what kind: the offline planner's answers about one thing.
+"""Is it there and when: the offline planner's answers about one thing (its kind: sound_naming).
 
 "Is there a hen?" looks for the hen itself: the sound tagger's classes that fit "hen" (the
 same matching as a "which sound" choice, see ``sound_match``) in each window of the
@@ -23,7 +23,6 @@ from agent.number_words import canonical
 from agent.planners.offline_evidence import Evidence
 from agent.planners.offline_timeline import MIN_WORD_S
 from agent.planners.sound_match import (
-    NAMED_PARENTS,
     NOT_A_SOURCE,
     group,
     name_profile,
@@ -351,38 +350,3 @@ def _phrase_at(said: list[str], wanted: list[str]) -> list[int]:
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def sound_kind(noun: str, evidence: Evidence) -> tuple[str, float, float] | None:
-    """What kind of sound (or animal, instrument, vehicle ...) it is: the tagger's most
-    specific classes in that branch; how strongly in its best window; and how strongly and
-    steadily (half the best window, half the whole clip: how sure the answer is)."""
-    frames, _ = frames_of(evidence)
-    loudest: dict[str, float] = {}
-    for labels in frames or [evidence.labels]:
-        for label, score in labels:
-            loudest[label] = max(loudest.get(label, 0.0), score)
-    mean = dict(evidence.labels)
-    branch = group(noun) if noun not in ("", "sound", "noise", "sounds") else frozenset()
-    # how strongly (its best window) and how steadily (the whole clip): a class named by
-    # both leads; broad parents ("Animal", "Wood") count half
-    candidates = [
-        ((0.5 * score + 0.5 * mean.get(label, 0.0)) * (0.5 if label in NAMED_PARENTS else 1.0),
-         label)
-        for label, score in loudest.items()
-        if label not in NOT_A_SOURCE and (not branch or label in branch) and score >= 0.05
-    ]  # fmt: skip
-    if not candidates:
-        return None
-    candidates.sort(reverse=True)
-    best_score, best = candidates[0]
-    others = [_short(lb) for sc, lb in candidates[1:3] if sc >= 0.5 * best_score]
-    others = [o for o in others if o != _short(best)]
-    text = _short(best) + (f": {' and '.join(others)}" if others else "")
-    return text, loudest[best], min(1.0, best_score)
-
-
-def _short(label: str) -> str:
-    """A class name up to its first comma, lower case ("Bird vocalization, bird call" ->
-    "bird vocalization")."""
-    return label.split(",")[0].strip().lower()

@@ -20,7 +20,6 @@ from agent.planners.offline_presence import (
     music_facts,
     music_kind,
     music_presence,
-    sound_kind,
     sound_presence,
     speech_presence,
     when_text,
@@ -29,6 +28,7 @@ from agent.planners.offline_presence import (
 from agent.planners.offline_properties import FAST_BPM, KEY_SURE, SLOW_BPM, pace, property_answer
 from agent.planners.offline_timeline import Finding
 from agent.planners.question_focus import OpenAsk
+from agent.planners.sound_naming import branch_of, name_sound, naming_sentence
 
 TOO_SHORT_S = 0.2  # shorter clips hold too little to tell sounds or words apart (a word: 0.25 s+)
 QUIET_DBFS = -50.0  # a clip whose peak stays below this is as good as silent
@@ -139,9 +139,9 @@ def _yes_no(ask: OpenAsk, evidence: Evidence, similarity: Similarity | None, det
                       cannot_tell=True)  # fmt: skip
     text = found.sentence
     if ask.and_kind and found.present and ask.target == "sound":
-        kind = sound_kind(ask.subject, evidence)
-        if kind:
-            text = text.rstrip(".") + f"; it sounds like {kind[0]}."
+        naming = name_sound(evidence, branch_of(ask.subject))
+        if naming is not None:
+            text = text.rstrip(".") + f"; it sounds like {naming.phrase}."
     strength = found.strength if found.present else 1.0 - found.strength
     return Worded(text, f"Evidence: {found.reason}. {details}".strip(), strength)
 
@@ -194,13 +194,11 @@ def _kind(ask: OpenAsk, evidence: Evidence, similarity: Similarity | None, detai
         if kind:
             text = kind[0].upper() + kind[1:] + (f", {facts}." if facts else ".")
             return Worded(text, details, found.strength if found else None)
-    found_kind = sound_kind(ask.subject, evidence)
-    if found_kind is None:
+    naming = name_sound(evidence, branch_of(ask.subject))
+    if naming is None:
         return Worded("I can't tell: the sound classifier names nothing in it.", details,
                       cannot_tell=True)  # fmt: skip
-    kind, score, steady = found_kind
-    text = kind[0].upper() + kind[1:] + f" (the sound classifier, up to {score:.2f})."
-    return Worded(text, details, steady)
+    return Worded(naming_sentence(naming), details, naming.strength)
 
 
 def answer_in_words(
@@ -295,14 +293,9 @@ def _plain(kind: str, question: str, evidence: Evidence, details: str) -> Worded
         if found is not None and not found.present:  # a beat tracker finds a tempo in rain too
             return Worded(found.sentence.replace("No: no music", "There is no music", 1), details)
         return Worded(describe_music(q, evidence), details)
-    labels = sorted(
-        ((lb, sc) for lb, sc in evidence.labels if lb != "Silence" and sc >= 0.1),
-        key=lambda x: -x[1],
-    )
-    if labels:
-        main, rest = labels[0][0], [lb for lb, _ in labels[1:3]]
-        text = f"Mostly {main.lower()}" + (f", with {' and '.join(rest).lower()}" if rest else "")
-        return Worded(text + ".", details)
+    naming = name_sound(evidence)  # what is heard, as a person would name it
+    if naming is not None:
+        return Worded(naming_sentence(naming), details, naming.strength)
     return Worded(details, "")
 
 
