@@ -302,9 +302,7 @@ def names(words: list[str], accept: list[str], own: str) -> bool:
         return False
     theirs = [s for cls, others in SYNONYMS.items() if cls != own
               for name in others for s in spans(words, name)]  # fmt: skip
-    return any(
-        not any(a <= i and j <= b and b - a > j - i for a, b in theirs) for i, j in mine
-    )
+    return any(not any(a <= i and j <= b and b - a > j - i for a, b in theirs) for i, j in mine)
 
 
 def digits_named(text: str) -> list[int]:

@@ -125,8 +125,8 @@ class _Sink:
 
     def add(self, category, sub, audio, question, choices, answer, task, expect_guess=False,
             **extra):  # fmt: skip
-        self.items.append({"category": category, "sub-category": sub, "question": question,
-                           "choices": choices, "answer": answer, "audio": audio, **extra})  # fmt: skip
+        item = {"category": category, "sub-category": sub, "question": question}
+        self.items.append({**item, "choices": choices, "answer": answer, "audio": audio, **extra})
 
     def esc_pool(self) -> list[str]:
         return [n for n, _ in self.src.esc]
