@@ -89,6 +89,8 @@ def test_a_single_digit_is_right_only_alone(answer, right):
         ("1, 0, 9, 1", False),  # one missing
         ("1, 1, 9, 0, 1", False),  # the order matters
         ('It says: "Here we are."', False),
+        ('It says: "One. One. Zero. Nine. One." (whisper, 5 words)', True),  # one quotation
+        ('It says: "One. One. Zero." Then: nine, one.', False),  # the first sentence counts
     ],
 )
 def test_a_digit_string_is_right_with_every_digit_in_order_and_no_more(answer, right):
@@ -110,6 +112,11 @@ def test_a_digit_string_is_right_with_every_digit_in_order_and_no_more(answer, r
 )
 def test_a_key_is_right_when_it_is_the_only_digit_named(answer, right):
     assert score_words(said("5", "key"), answer) is right
+
+
+def test_a_sound_is_scored_by_todays_table_not_the_one_recorded_with_the_item():
+    item = {**sound("train"), "accept": ["train"]}  # built before "rail" was accepted
+    assert score_words(item, "Rail transport: train and railroad car.")
 
 
 def test_the_open_scorer_hands_questions_in_words_to_their_own_rules():
