@@ -2,6 +2,7 @@
 
     python -m bench.devsets                       # writes data/devsets/devsets.json + audio/
     python -m bench.devsets --out DIR --per-set 20 --seed 0
+    python -m bench.devsets --only words --seed 7 --out data/devsets-words/seed-7
     python -m bench.run_benchmark data/devsets/devsets.json --group-by category -v
 
 Every clip is built by composition from recordings no one here made (ESC-50 sounds, spoken
@@ -449,6 +450,15 @@ def build(data: Path, out: Path, per_set: int, seed: int) -> Path:
     return path
 
 
+def build_words(data: Path, out: Path, per_set: int, seed: int) -> Path:
+    """The questions in words alone (``--only words``: ``bench.words_calibration`` runs them)."""
+    builder = Builder(load_sources(data), out, seed)
+    words_questions(builder, seed, each=per_set)
+    path = out / "devsets.json"
+    path.write_text(json.dumps(builder.items, indent=1))
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -457,8 +467,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--per-set", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", choices=["words"], help="only the questions in words")
     args = parser.parse_args()
-    path = build(args.data, args.out, args.per_set, args.seed)
+    make = build_words if args.only == "words" else build
+    path = make(args.data, args.out, args.per_set, args.seed)
     items = json.loads(path.read_text())
     counts: dict[str, int] = {}
     for item in items:

@@ -1,7 +1,7 @@
 """Questions in words as people type them, on real recordings, and how their answers are scored.
 
-    python -m bench.devsets_words --seed 7 --out data/devsets-words-7   # this set alone
-    python -m bench.devsets                                             # with the other sets
+    python -m bench.devsets --only words --seed 7 --out data/devsets-words/seed-7  # alone
+    python -m bench.devsets                                      # with the other sets
 
 The ``words`` category of the dev sets (``bench.devsets`` adds it, on a random stream of its
 own, so the other sets stay as they were for a seed):
@@ -30,9 +30,7 @@ given first ("Probably a chainsaw, or an engine." -> chainsaw). Digits count as 
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 import random
 import re
 import shutil
@@ -337,33 +335,3 @@ def score_words(item: dict[str, Any], text: str) -> bool:
     if kind == "key":
         return bool(said) and set(said) == set(truth)
     raise ValueError(f"not a question in words: {kind!r}")
-
-
-def build_words(data: Path, out: Path, per_set: int, seed: int) -> Path:
-    """This set alone (``bench.devsets`` builds it with the others)."""
-    from bench.devsets import Builder, load_sources
-
-    builder = Builder(load_sources(data), out, seed)
-    words_questions(builder, seed, per_set)
-    path = out / "devsets.json"
-    path.write_text(json.dumps(builder.items, indent=1))
-    return path
-
-
-def main() -> None:
-    from bench.devsets import DEFAULT_DATA
-
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--out", type=Path, default=Path("data/devsets-words"))
-    parser.add_argument("--per-set", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    path = build_words(args.data, args.out, args.per_set, args.seed)
-    print(f"wrote {len(json.loads(path.read_text()))} items to {path}")
-
-
-if __name__ == "__main__":
-    main()

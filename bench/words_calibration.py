@@ -9,12 +9,13 @@ For each seed it builds the questions in words (``bench.devsets_words``) into
 (``bench.run_benchmark --raw-confidence``), then scores the answers with today's scorer. On
 the dev seeds only, per family of questions the answers reach (``family_of``: "open:kind",
 "open:said" ...), it fits a curve from raw confidence to the share of answers that were right
-(isotonic) and the family's line: the lowest under which the answers shown without "best
-guess" are at most ``WRONG_SHOWN_AT_MOST`` wrong. Both go into the planner's
-``offline_calibration.json`` (the other families' curves and the line for choices stay as
-they are). Then it prints, for the dev seeds and the held-out one, per shape: right, answers
-shown as certain and how many of them wrong, wrong answers marked as guesses; and whether the
-held-out seed meets the targets (at most 10 % of the answers shown without "best guess"
+(isotonic) and the family's line (``fit_lines``: at most ``WRONG_SHOWN_AT_MOST`` of all the
+answers in words shown without "best guess" wrong, as many right ones shown as that allows).
+Both go into the planner's ``offline_calibration.json`` (the other families' curves and the
+line for choices stay as they are). Then it prints, for the dev seeds and the held-out one,
+per shape: right, answers shown as certain and how many of them wrong, wrong answers marked
+as guesses (with the new table, and with the table as it was before the command); and
+whether the held-out seed meets the targets (at most 10 % of the answers shown without "best guess"
 wrong; at least 60 % of the wrong ones marked as guesses).
 
 An answer that says it cannot tell (no confidence, not a guess) claims nothing: it is
@@ -61,14 +62,30 @@ def stated(item: dict[str, Any]) -> bool:
     return item.get("confidence") is not None and not item.get("guess")
 
 
-def fit_line(rows: list[tuple[float, bool]], at_most: float = WRONG_SHOWN_AT_MOST) -> float:
-    """The lowest line that leaves at most ``at_most`` of the answers at or above it wrong
-    (1.0, every answer a guess, when none does)."""
-    for line in sorted({c for c, _ in rows}):
-        shown = [ok for c, ok in rows if c >= line]
-        if shown and shown.count(False) <= at_most * len(shown):
-            return round(line, 3)
-    return 1.0
+def fit_lines(
+    rows: dict[str, list[tuple[float, bool]]], at_most: float = WRONG_SHOWN_AT_MOST
+) -> dict[str, float]:
+    """Per family, the line under which its answers (calibrated confidence, right) are
+    guesses. Every answer starts a guess (line 1.0); then a family's line is lowered, step
+    by step, where it shows the most right answers for each wrong one, as long as at most
+    ``at_most`` of all the answers shown (the families together) are wrong."""
+    lines = {name: 1.0 for name in rows}
+    right = wrong = 0
+    while True:
+        best: tuple[tuple[float, int], str, float, int, int] | None = None
+        for name, mine in rows.items():
+            for line in sorted({c for c, _ in mine if c < lines[name]}, reverse=True):
+                added = [ok for c, ok in mine if line <= c < lines[name]]
+                r, w = added.count(True), added.count(False)
+                if r == 0 or wrong + w > at_most * (right + wrong + r + w):
+                    continue
+                rank = (r / (w + 0.5), r)  # right ones shown for each wrong one, then more
+                if best is None or rank > best[0]:
+                    best = (rank, name, line, r, w)
+        if best is None:
+            return {name: round(line, 3) for name, line in lines.items()}
+        _, name, lines[name], r, w = best
+        right, wrong = right + r, wrong + w
 
 
 def fit_words(runs: list[list[dict[str, Any]]], table: Calibration, note: str = "") -> Calibration:
@@ -78,10 +95,10 @@ def fit_words(runs: list[list[dict[str, Any]]], table: Calibration, note: str = 
             for run in runs for i in run if stated(i)]  # fmt: skip
     curves = {f: c for f, c in fit_curves(rows).items() if f != "all"}
     fitted = Calibration(curves, table.guess_below)
-    lines = {}
-    for name in curves:
-        mine = [(fitted(name, raw) or 0.0, ok) for f, raw, ok in rows if f == name]
-        lines[name] = fit_line(mine)
+    lines = fit_lines({
+        name: [(fitted(name, raw) or 0.0, ok) for f, raw, ok in rows if f == name]
+        for name in curves
+    })  # fmt: skip
     base = table.fitted_on.partition(WORDS_FITTED)[0]
     fitted_on = f"{base}{WORDS_FITTED}{note}" if note else table.fitted_on
     return replace(table, curves={**table.curves, **curves},
@@ -155,8 +172,7 @@ def raw_run(seed: int, folder: Path, per_set: int, reuse: bool) -> list[dict[str
     if reuse and raw.is_file():
         return json.loads(raw.read_text())
     from agent.strategies import default_strategy
-    from bench.devsets import DEFAULT_DATA
-    from bench.devsets_words import build_words
+    from bench.devsets import DEFAULT_DATA, build_words
     from bench.run_benchmark import run
 
     path = build_words(DEFAULT_DATA, out, per_set, seed)
