@@ -16,7 +16,8 @@ own, so the other sets stay as they were for a seed):
   when the answer names exactly those digits in that order (an extra or repeated digit, as a
   speech-to-text repetition loop gives, is wrong).
 - ``key``: a phone menu ("For sales, press 1. To leave a message, press 5 ..."), "Which key
-  do I press to leave a message?"; right when every digit the answer names is that key.
+  do I press to leave a message?"; right when every digit the answer names is that key, and
+  it does not read out the menu (says "press" once at most).
   **Synthetic speech**: there are no phone-menu recordings in ../shared/data, so the menus
   are spoken by espeak-ng (``apt-get install espeak-ng``; without it this part is left out
   and the build says so), band-limited to 8 kHz as a phone line is, half of them over a quiet
@@ -332,6 +333,7 @@ def score_words(item: dict[str, Any], text: str) -> bool:
     said = digits_named(text)
     if kind in ("digit", "digits"):
         return said == truth
-    if kind == "key":
-        return bool(said) and set(said) == set(truth)
+    if kind == "key":  # the key, not a menu read out ("press" once at most)
+        once = len(re.findall(r"\bpress", first_sentence(text).lower())) <= 1
+        return bool(said) and set(said) == set(truth) and once
     raise ValueError(f"not a question in words: {kind!r}")

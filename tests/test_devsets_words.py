@@ -108,6 +108,8 @@ def test_a_digit_string_is_right_with_every_digit_in_order_and_no_more(answer, r
         ('It says: "For sales, press 1. To leave a message, press 5."', False),
         ("For sales press 1, to leave a message press 5.", False),  # the menu, not the key
         ("Press 3.", False),
+        # a transcript of the menu whose only digit heard is the key still reads the menu out
+        ('It says: "To book, press it. For support, press I. For an operator, press 5."', False),
     ],
 )
 def test_a_key_is_right_when_it_is_the_only_digit_named(answer, right):

@@ -8,7 +8,7 @@ import json
 
 from agent.planners.offline_confidence import Calibration
 from bench.offline_calibration import calibrate
-from bench.words_calibration import applied, figures, fit_line, fit_words, meets, rescored
+from bench.words_calibration import applied, figures, fit_lines, fit_words, meets, rescored
 
 SAID = "What numbers are said?"  # the family "open:said"
 
@@ -28,13 +28,19 @@ def test_a_family_has_a_line_of_its_own_and_the_table_keeps_it():
     assert again == table and again.line("open:said") == 0.9 and again.line() == 0.5
 
 
-def test_the_line_is_the_lowest_that_leaves_few_shown_answers_wrong():
+def test_the_lines_show_most_right_answers_with_few_shown_wrong_over_all_families():
     rows = [(0.1, False), (0.2, True), (0.5, False), (0.5, False)] + [(0.8, True)] * 12
-    assert fit_line(rows) == 0.8  # from 0.5 on, 2 of 14 shown would be wrong (14 %)
-    rows = [(0.1, False), (0.1, False), (0.5, False)] + [(0.8, True)] * 24
-    assert fit_line(rows) == 0.5  # from 0.5 on, 1 of 25 wrong (4 %); from 0.1, 3 of 27
-    assert fit_line([(0.9, False), (0.9, True)]) == 1.0  # none does: every answer a guess
-    assert fit_line([(0.4, True), (0.9, True)]) == 0.4
+    assert fit_lines({"a": rows}) == {"a": 0.8}  # from 0.5 on, 2 of 14 shown would be wrong
+    assert fit_lines({"a": [(0.9, False), (0.9, True)]}) == {"a": 1.0}  # every one a guess
+    assert fit_lines({"a": [(0.4, True), (0.9, True)]}) == {"a": 0.4}
+    # one wrong in 11 (9 %) alone, but one in 31 with the other family's answers shown
+    rows = {
+        "sure": [(0.9, True)] * 20,
+        "fair": [(0.7, True)] * 10 + [(0.7, False)],
+        "poor": [(0.6, True)] * 5 + [(0.6, False)] * 5,
+    }
+    assert fit_lines(rows) == {"sure": 0.9, "fair": 0.7, "poor": 1.0}
+    assert fit_lines({"fair": rows["fair"]}) == {"fair": 1.0}
 
 
 def _dev_run() -> list[dict]:
