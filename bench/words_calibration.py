@@ -10,8 +10,9 @@ For each seed it builds the questions in words (``bench.devsets_words``) into
 the dev seeds only, per family of questions the answers reach (``family_of``: "open:kind",
 "open:said" ...), it fits a curve from raw confidence to the share of answers that were right
 (isotonic) and the family's line (``fit_lines``: at most ``WRONG_SHOWN_AT_MOST`` of all the
-answers in words shown without "best guess" wrong, as many right ones shown as that allows).
-Both go into the planner's ``offline_calibration.json`` (the other families' curves and the
+answers in words shown without "best guess" wrong, as many right ones shown as that allows;
+a family none of whose answers can be shown so keeps its curve and the line for all). Both
+go into the planner's ``offline_calibration.json`` (the other families' curves and the
 line for choices stay as they are). Then it prints, for the dev seeds and the held-out one,
 per shape: right, answers shown as certain and how many of them wrong, wrong answers marked
 as guesses (with the new table, and with the table as it was before the command); and
@@ -99,6 +100,10 @@ def fit_words(runs: list[list[dict[str, Any]]], table: Calibration, note: str = 
         name: [(fitted(name, raw) or 0.0, ok) for f, raw, ok in rows if f == name]
         for name in curves
     })  # fmt: skip
+    # a family none of whose answers can be shown keeps what it had: a line of 1.0 would make
+    # every answer of it a guess, the right ones of other shapes too (silence said to be one)
+    lines = {name: line for name, line in lines.items() if line < 1.0}
+    curves = {name: curve for name, curve in curves.items() if name in lines}
     base = table.fitted_on.partition(WORDS_FITTED)[0]
     fitted_on = f"{base}{WORDS_FITTED}{note}" if note else table.fitted_on
     return replace(table, curves={**table.curves, **curves},
@@ -204,7 +209,11 @@ def main() -> None:
     table = fit_words(dev, old, f"seeds {seeds} of bench.devsets_words, {args.per_set} a shape")
     args.table.write_text(json.dumps(table.as_json(), indent=1) + "\n")
     lines = {f: table.family_lines[f] for f in sorted(table.family_lines)}
-    print(f"wrote {args.table}: lines of their own {json.dumps(lines)}")
+    unlined = sorted({family(i) for run in dev for i in run} - set(table.family_lines))
+    print(
+        f"wrote {args.table}: lines of their own {json.dumps(lines)}; no line keeps the shown "
+        f"answers right enough for {', '.join(unlined) or 'none'} (their table unchanged)"
+    )
     print_figures(f"dev seeds {seeds} (fitted on), as shown before", by_shape(
         applied(old, [i for run in dev for i in run])))  # fmt: skip
     print_figures(f"dev seeds {seeds} (fitted on)", by_shape(
