@@ -158,7 +158,7 @@ def _add(builder: ItemSink, sub: str, audio: np.ndarray, question: str, answer: 
 def _sound_names(builder: ItemSink, rng: random.Random, n: int) -> None:
     for name, samples in rng.sample(builder.src.esc, min(n, len(builder.src.esc))):
         _add(builder, "sound_name", samples, rng.choice(SOUND_Q), name, "sound",
-             accept=SYNONYMS[name])  # fmt: skip
+             accept=SYNONYMS.get(name, [name]))  # fmt: skip
 
 
 def _digit(builder: ItemSink, rng: random.Random, n: int) -> None:
