@@ -2,6 +2,7 @@
 
     python -m bench.devsets                       # writes data/devsets/devsets.json + audio/
     python -m bench.devsets --out DIR --per-set 20 --seed 0
+    python -m bench.devsets --only words --seed 7 --out data/devsets-words/seed-7
     python -m bench.run_benchmark data/devsets/devsets.json --group-by category -v
 
 Every clip is built by composition from recordings no one here made (ESC-50 sounds, spoken
@@ -29,7 +30,10 @@ items whose audio cannot decide the answer. The categories:
   the order or swap in a third sound (``bench.devsets_whole``);
 - ``open``: questions without choices, as people type them: yes/no (a sound, speech, music,
   a word), what kind, how many, what is said, when, and yes/no about a property (the speaker
-  a man or a woman, background noise); scored by ``bench.devsets_open``.
+  a man or a woman, background noise); scored by ``bench.devsets_open``;
+- ``words``: what sound (ESC-50, scored by everyday names), what number (one FSDD digit, or
+  3-5 in a row) and which key to press (phone menus, synthetic: espeak-ng), scored by
+  ``bench.devsets_words``.
 
 Deterministic for a seed. Question wording is drawn from several phrasings written here
 (not taken from MMAU).
@@ -58,6 +62,7 @@ from bench.compose import (  # noqa: F401 - loudest, normalise: the tests compos
 )
 from bench.devsets_open import open_questions
 from bench.devsets_whole import order_whole
+from bench.devsets_words import words_questions
 
 _REPO = Path(__file__).resolve().parent.parent
 # ../shared/data next to the clone (a worktree under wt/ looks two levels up)
@@ -439,6 +444,16 @@ def build(data: Path, out: Path, per_set: int, seed: int) -> Path:
     # the newer sets each draw from their own stream: the ones above stay as they were
     order_whole(builder, per_set, seed)
     open_questions(builder, seed, yes_no=max(4, per_set + per_set // 5), each=max(2, per_set // 2))
+    words_questions(builder, seed, each=per_set)  # last, on streams of its own
+    path = out / "devsets.json"
+    path.write_text(json.dumps(builder.items, indent=1))
+    return path
+
+
+def build_words(data: Path, out: Path, per_set: int, seed: int) -> Path:
+    """The questions in words alone (``--only words``: ``bench.words_calibration`` runs them)."""
+    builder = Builder(load_sources(data), out, seed)
+    words_questions(builder, seed, each=per_set)
     path = out / "devsets.json"
     path.write_text(json.dumps(builder.items, indent=1))
     return path
@@ -452,8 +467,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--per-set", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", choices=["words"], help="only the questions in words")
     args = parser.parse_args()
-    path = build(args.data, args.out, args.per_set, args.seed)
+    make = build_words if args.only == "words" else build
+    path = make(args.data, args.out, args.per_set, args.seed)
     items = json.loads(path.read_text())
     counts: dict[str, int] = {}
     for item in items:

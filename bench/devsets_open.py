@@ -35,6 +35,7 @@ from agent.answer import tokens
 from agent.number_words import canonical, is_number_word
 from bench.compose import ItemSink, concat_timed, concat_with_gaps, faint_noise, loudest, normalise
 from bench.devsets_whole import confusable
+from bench.devsets_words import score_words
 
 # How a person names an ESC-50 class in a question, and the words an answer may use for it.
 PHRASE = {
@@ -299,6 +300,8 @@ def score_open(item: dict[str, Any], text: str) -> bool:
     """Whether an answer in words answers the open question right (see the module doc)."""
     kind = item.get("open")
     words = tokens(text)
+    if item.get("category") == "words":  # the questions in words of bench.devsets_words
+        return score_words(item, text)
     if kind in ("yes_no", "property"):
         return bool(words) and words[0] == item["answer"]
     if kind == "kind":  # the kind named first: before the first colon, parenthesis or comma

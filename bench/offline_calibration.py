@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from agent.planners.question_types import classify
 from bench.devsets_open import starts_yes_no
 from bench.run_benchmark import guess_columns, reliability
 
+WORDS_FITTED = " + in words: "  # fitted_on's part that bench.words_calibration writes
 RIGHT_GUESSED_AT_MOST = 0.10  # the guess line keeps at most this share of right answers under it
 
 
@@ -94,7 +96,8 @@ def apply(table: Calibration, items: list[dict[str, Any]]) -> list[dict[str, Any
             continue
         if calibrated_by_table(item):
             confidence = table(family(item), float(item["confidence"]))
-            item = {**item, "confidence": confidence, "guess": table.is_guess(confidence)}
+            guess = table.is_guess(confidence, family(item))
+            item = {**item, "confidence": confidence, "guess": guess}
         out.append(item)
     return out
 
@@ -125,10 +128,24 @@ def fit_table(runs: list[list[dict[str, Any]]], fitted_on: str = "") -> Calibrat
     return Calibration(curves, min(lines, default=0.5), fitted_on)
 
 
+def keep_family_lines(table: Calibration, previous: Path) -> Calibration:
+    """``table`` with the families that have a line of their own in the table at
+    ``previous`` kept as they were there (their curve and line: ``bench.words_calibration``
+    fits them on the questions in words, which these runs may not have)."""
+    if not previous.is_file():
+        return table
+    old = Calibration.from_json(json.loads(previous.read_text()))
+    kept = {f: old.curves[f] for f in old.family_lines if f in old.curves}
+    words = old.fitted_on.partition(WORDS_FITTED)[2]
+    fitted_on = f"{table.fitted_on}{WORDS_FITTED}{words}" if words else table.fitted_on
+    return replace(table, curves={**table.curves, **kept}, family_lines=dict(old.family_lines),
+                   fitted_on=fitted_on)  # fmt: skip
+
+
 def calibrate(files: list[Path], out: Path) -> Calibration:
     runs = [json.loads(f.read_text()) for f in files]
     fitted_on = ", ".join(f"{f.parent.name}/{f.name}" for f in files)
-    table = fit_table(runs, fitted_on)
+    table = keep_family_lines(fit_table(runs, fitted_on), out)
     out.write_text(json.dumps(table.as_json(), indent=1) + "\n")
     items = [i for run in runs for i in run]
     scored = [i for i in apply(table, items) if not i.get("expect_guess")]

@@ -134,3 +134,12 @@ def test_stray_words_among_numbers():
     assert stray_words(["cube", "5"]) == ["cube"]
     assert stray_words(["1", "3"]) == [] and stray_words(["please"]) == []
     assert stray_words(["i", "have", "two", "cats"]) == []
+
+
+async def test_an_answer_in_words_under_its_familys_own_line_is_a_guess():
+    curve = {"open:said": ([0.0, 0.05, 1.0], [0.02, 0.8, 0.95])}
+    heard = _messages("What is said?", [], transcribe=_reading("three five", 0.9))
+    plain = await _answer(OfflinePlanner(calibration=Calibration(curve, 0.5)), heard)
+    assert not plain.guess and plain.confidence is not None
+    own = Calibration(curve, 0.5, family_lines={"open:said": plain.confidence + 0.01})
+    assert (await _answer(OfflinePlanner(calibration=own), heard)).guess

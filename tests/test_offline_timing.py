@@ -191,10 +191,10 @@ def test_devsets_are_deterministic_and_well_formed(tmp_path):
     categories = {item["category"] for item in first}
     assert categories == {
         "which_sound", "what_said", "count", "order", "guess", "speakers", "spoken_words",
-        "order_whole", "open",
+        "order_whole", "open", "words",
     }  # fmt: skip
     for item in first:
-        assert item["answer"] in item["choices"] or item["category"] == "open"
+        assert item["answer"] in item["choices"] or item["category"] in ("open", "words")
         assert (tmp_path / "a" / item["audio_id"]).is_file()
     assert all(item["expect_guess"] for item in first if item["category"] == "guess")
     # whole recordings in a row: the right order, the order swapped, a third sound swapped in

@@ -293,7 +293,7 @@ class OfflinePlanner:
                                    guess=True)  # fmt: skip
             raw = worded.strength if worded.strength is not None else 1.0
             confidence = self.calibration(family_of(qtype, ()), raw)
-            guess = confidence is not None and self.calibration.is_guess(confidence)
+            guess = self.calibration.is_guess(confidence, family_of(qtype, ()))
             return FinalAnswer(
                 text=worded.text, confidence=confidence, rationale=rationale, guess=guess
             )

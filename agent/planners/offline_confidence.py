@@ -4,7 +4,9 @@ The planner's raw confidence (for choices: 1 / choices + the gap between the bes
 the best; for answers in words: how strongly the evidence supports them) is mapped through a
 monotone table fitted on the dev sets (``python -m bench.offline_eval calibrate``), one per
 family of questions, to the share of answers that were right at that raw value. Below
-``guess_below`` the answer is a guess: every view shows it as "best guess".
+``guess_below`` the answer is a guess: every view shows it as "best guess". A family may have
+a line of its own (``family_lines``: the answers in words, whose line is fitted so that at
+most 10 % of the answers shown without "best guess" are wrong, ``bench.words_calibration``).
 
 The table lives in ``offline_calibration.json`` beside this file, written by the bench
 script; without it (or for a family it does not know) the raw value is used as it is.
@@ -46,6 +48,7 @@ class Calibration:
     curves: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     guess_below: float = DEFAULT_GUESS_BELOW
     fitted_on: str = ""  # which dev sets, for the reader of the table
+    family_lines: dict[str, float] = field(default_factory=dict)  # a family's own line
 
     def __call__(self, family: str, raw: float) -> float | None:
         """The calibrated confidence; for an answer in words of a family never measured,
@@ -57,21 +60,27 @@ class Calibration:
         xs, ys = curve
         return round(float(np.interp(raw, xs, ys)), 2)
 
-    def is_guess(self, confidence: float | None) -> bool:
-        return confidence is not None and confidence < self.guess_below
+    def line(self, family: str | None = None) -> float:
+        """The line under which an answer of ``family`` is a guess."""
+        return self.family_lines.get(family or "", self.guess_below)
+
+    def is_guess(self, confidence: float | None, family: str | None = None) -> bool:
+        return confidence is not None and confidence < self.line(family)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "fitted_on": self.fitted_on,
             "guess_below": self.guess_below,
+            "family_lines": dict(sorted(self.family_lines.items())),
             "curves": {k: {"raw": list(x), "right": list(y)} for k, (x, y) in self.curves.items()},
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Calibration:
         curves = {k: (list(v["raw"]), list(v["right"])) for k, v in data.get("curves", {}).items()}
+        lines = {k: float(v) for k, v in data.get("family_lines", {}).items()}
         return cls(curves, float(data.get("guess_below", DEFAULT_GUESS_BELOW)),
-                   str(data.get("fitted_on", "")))  # fmt: skip
+                   str(data.get("fitted_on", "")), lines)  # fmt: skip
 
 
 RAW = Calibration(guess_below=0.0)  # raw values, no line: what the table is fitted from
