@@ -5,8 +5,9 @@ moment to exit, then killed, and the session fails naming them.
 Loaded as a pytest plugin for every test run (``-p tests.leftovers`` in pyproject.toml). The
 check is a session fixture's teardown, so it runs after every other fixture has stopped what
 it started, and its failure is reported by xdist like any other. Helpers of this process that
-live as long as it does are not leftovers: multiprocessing's resource tracker and fork server,
-and processes forked from pytest itself (a process pool's workers carry its command line).
+live as long as it does are not leftovers: multiprocessing's resource tracker, fork server and
+the workers of process pools (spawned, or forked from pytest itself: those carry its command
+line), which a pool's owner shuts down when pytest exits.
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ from pathlib import Path
 import pytest
 
 GRACE_S = 15.0  # for a process that was told to stop and is exiting on a loaded machine
-HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+# multiprocessing's helpers and the workers of process pools (shut down when pytest exits)
+HELPERS = (
+    "multiprocessing.resource_tracker",
+    "multiprocessing.forkserver",
+    "multiprocessing.spawn",
+)
 
 
 def _stat(pid: int) -> tuple[int, str] | None:

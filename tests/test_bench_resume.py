@@ -1,6 +1,6 @@
 """A benchmark killed mid-way (SIGKILL) and started again: nothing that ended runs twice, and
-the totals are those of a run that was never killed. Real processes, the real offline
-planner and local model, the process-pool executor."""
+the totals are those of a run that was never killed (run in this process). Real processes,
+the real offline planner and local model, the process-pool executor."""
 
 from __future__ import annotations
 
@@ -92,9 +92,20 @@ def totals(report: dict) -> dict:
     }  # fmt: skip
 
 
+def run_here(args: list[str]) -> dict:
+    """The same command in this process with the inline executor (a run never killed, for
+    the totals to compare with: two process starts fewer than ``run_to_end``)."""
+    from bench.__main__ import parser
+    from bench.run_command import run
+
+    inline = [*args[args.index("run") :]]
+    inline[inline.index("--executor") + 1] = "inline"
+    return json.loads(json.dumps(run(parser().parse_args(inline)), default=str))
+
+
 def test_sigkill_then_restart_runs_nothing_twice_and_totals_match(tmp_path: Path) -> None:
     file = questions(tmp_path)
-    clean = run_to_end(command(file, tmp_path / "clean"))
+    clean = run_here(command(file, tmp_path / "clean"))
 
     killed_dir = tmp_path / "killed"
     process = subprocess.Popen(command(file, killed_dir), cwd=ROOT, stdout=subprocess.DEVNULL,
