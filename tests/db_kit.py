@@ -110,10 +110,34 @@ def pg_server_url() -> Iterator[str]:
     if not url:
         url, stop = _autostart()
     try:
-        yield _checked(url)
+        with _worker_database(_checked(url)) as own:
+            yield own
     finally:
         if stop is not None:
             stop()
+
+
+@contextmanager
+def _worker_database(url: str) -> Iterator[str]:
+    """Under pytest-xdist, a database of this worker's own in the server (created afresh,
+    dropped at the end): a test's clean-up ends the idle connections of its database, which
+    must not be another worker's."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker:
+        yield url
+        return
+    base = make_url(url)
+    name = f"{base.database}_{worker}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'drop database if exists "{name}" with (force)'))
+            conn.execute(text(f'create database "{name}"'))
+        yield base.set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as conn:
+            conn.execute(text(f'drop database if exists "{name}" with (force)'))
+    finally:
+        admin.dispose()
 
 
 def _checked(url: str) -> str:

@@ -4,6 +4,7 @@ or the app as its own process, ``python app.py`` (``AppProcess``)."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -20,6 +21,21 @@ import uvicorn
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def start_deadline_s() -> float:
+    """How long a server may take to start: generous, since a loaded machine (CI, a parallel
+    run, other work) may take minutes to import the app; a server that did not start in time
+    is stopped, never left running."""
+    return float(os.environ.get("AUDIO_AGENT_TEST_START_S", "300"))
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the test process dies (Linux), so even a
+    pytest that is itself killed leaves no server running."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -34,9 +50,11 @@ def serve(app, port: int | None = None) -> Iterator[str]:  # type: ignore[no-unt
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + start_deadline_s()
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
+            server.should_exit = True
+            thread.join(timeout=10)
             raise RuntimeError("test server did not start")
         time.sleep(0.02)
     try:
@@ -69,12 +87,15 @@ class AppProcess:
         environ.update({port_env: str(self.port), "AUDIO_AGENT_WARM_UP": "0", **env})
         self.log = log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=cwd, env=environ, stdout=self.log, stderr=self.log
+            [sys.executable, "app.py"],
+            cwd=cwd,
+            env=environ,
+            stdout=self.log,
+            stderr=self.log,
+            preexec_fn=_die_with_parent,
         )
-        # A loaded machine (CI, a parallel run) may take minutes to import the app: the
-        # deadline is generous, and a process that did not start is never left running.
         if start_timeout_s is None:
-            start_timeout_s = float(os.environ.get("AUDIO_AGENT_TEST_START_S", "300"))
+            start_timeout_s = start_deadline_s()
         deadline = time.monotonic() + start_timeout_s
         try:
             while True:
@@ -103,4 +124,5 @@ class AppProcess:
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait(20)
         self.log.close()

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.servers import start_deadline_s
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -15,7 +17,7 @@ def run_app(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "AUDIO_AGENT_DATA_DIR": str(data_dir)}
     return subprocess.run(
         [sys.executable, "app.py", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=start_deadline_s(),
     )  # fmt: skip
 
 

@@ -26,7 +26,7 @@ from backend.host.settings import Settings
 from frontend.routes import conversation_path
 from storage import Store
 from tests.client_kit import BARK, DOG_B64, DOG_CLIP, SPOKEN_DIGIT, scripted_registry
-from tests.servers import serve
+from tests.servers import serve, start_deadline_s
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -283,7 +283,7 @@ def test_stdio_refuses_a_key_that_is_not_valid_here(tmp_path):
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=start_deadline_s(),
     )
     assert done.returncode == 2 and "not valid" in done.stderr and done.stdout == ""
 

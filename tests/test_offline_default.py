@@ -14,6 +14,7 @@ import pytest
 from agent.audio import AudioStore
 from agent.registry import Registry
 from agent.run import RunRequest, run_question
+from tests.servers import start_deadline_s
 
 pytestmark = pytest.mark.models
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -78,7 +79,9 @@ def test_command_line_streams_events_as_json(tmp_path):
     command = [sys.executable, "-m", "agent", "ask", str(DOG), "Which sound is this?", "--json"]
     for choice in SOUND_CHOICES:
         command += ["--choice", choice]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=start_deadline_s()
+    )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["type"] == "run_started" and events[-1]["type"] == "run_finished"
@@ -86,7 +89,7 @@ def test_command_line_streams_events_as_json(tmp_path):
 
     text = subprocess.run(
         command[:6] + ["--choice", "Dog barking", "--choice", "Rain"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=start_deadline_s(),
     )  # fmt: skip
     assert text.returncode == 0 and "Answer: Dog barking" in text.stdout
     assert "-> sound_events" in text.stdout
@@ -98,7 +101,7 @@ def test_command_line_reports_bad_input(tmp_path):
     bad.write_bytes(b"not audio")
     done = subprocess.run(
         [sys.executable, "-m", "agent", "ask", str(bad), "What?"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=start_deadline_s(),
     )  # fmt: skip
     assert done.returncode == 2 and "not a supported audio or video file" in done.stderr
 

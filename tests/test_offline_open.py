@@ -17,6 +17,7 @@ from agent.audio import load_samples
 from agent.registry import Registry
 from bench.devsets import normalise
 from tests.offline_runs import ask_offline, compose, fixture_clip, pause
+from tests.servers import start_deadline_s
 
 pytestmark = pytest.mark.models
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -108,7 +109,9 @@ def test_command_line_shows_a_guess_as_a_best_guess(tmp_path):
     command = [sys.executable, "-m", "agent", "ask", str(silent), "Which sound is this?",
                "--choice", "Dog", "--choice", "Rain"]  # fmt: skip
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        command, cwd=root, env=env, capture_output=True, text=True, timeout=start_deadline_s()
+    )
     assert done.returncode == 0, done.stderr
     assert "\nBest guess: Dog (confidence 0.50)" in done.stdout, done.stdout
     assert "Answer:" not in done.stdout

@@ -90,7 +90,8 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
         "AUDIO_AGENT_HEARTBEAT_S": "0.3",
         "AUDIO_AGENT_LEASE_S": "1.5",
         "AUDIO_AGENT_TEST_CALLS": "100000",  # runs until stopped or killed
-        "AUDIO_AGENT_TEST_DELAY_S": "0.5",  # 100 calls (the budget): 50 s
+        # 100 calls (the budget): 100 s, for B to start (on a loaded machine) while it runs
+        "AUDIO_AGENT_TEST_DELAY_S": "1.0",
     }
     a = Server(tmp_path / "data", tmp_path / "a.log", **env)
     servers.append(a)
@@ -124,7 +125,7 @@ def test_two_processes_on_one_database(tmp_path, tone_wav, servers):
             # B cannot stop a run of A; A can
             assert via_b.post(f"/api/runs/{run_id}/stop").status_code == 409
             assert http.post(f"/api/runs/{run_id}/stop").json()["stopped"] is True
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 120  # generous: a loaded machine
             while via_b.get(f"/api/runs/{run_id}").json()["run"]["status"] == "running":
                 assert time.monotonic() < deadline
                 time.sleep(0.1)

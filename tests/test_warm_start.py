@@ -23,7 +23,7 @@ from backend.host.settings import Settings
 from backend.service import AskRequest
 from backend.service.owned import OwnedService
 from tests.fake_openai import FakeOpenAI, Reply, ResponsesReply
-from tests.servers import serve
+from tests.servers import serve, start_deadline_s
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ def first_turns(url: str, warm: bool) -> dict[str, int]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=start_deadline_s(),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1])
@@ -171,7 +171,7 @@ def test_after_start_up_a_first_question_compiles_no_statement(
     settings = Settings(data_dir=tmp_path, owner_runs_per_minute=0, owner_max_runs=0)
     service = create_service(settings, registry)
     try:
-        service.runs.warmed.result(timeout=120)
+        service.runs.warmed.result(timeout=start_deadline_s())
         owned = OwnedService(service, "bench")
         audio_id = owned.upload_file(tone_wav).id
         conversation_id = owned.store.create_conversation().id
