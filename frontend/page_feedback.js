@@ -105,7 +105,9 @@
   }
   function settleAsked() {
     if (!asked) return;
-    const answered = $$("#chat .user-row").length > asked.rows; // the chat has it now
+    // the chat has it now (or the run has started: a long chat shows only its last turns)
+    const running = $("#stop") && !$("#stop").disabled;
+    const answered = $$("#chat .user-row").length > asked.rows || running;
     const refused = toastCount() > asked.toasts;
     const status = ($("#status")?.innerText || "").trim() !== "" && shownEl($("#status"));
     if (answered || refused || status || !asked.bubble.isConnected) dropAsked();
@@ -119,7 +121,8 @@
     true,
   );
 
-  // -- Uploads: "Uploading name… n %" under the composer until the recording is attached -----
+  // -- Uploads: "Uploading name (size)…" under the composer until the recording is attached.
+  //    (No percentage: Gradio's client sends the file with the fetch it kept at its start.)
   let uploading = null; // { name, size, since }
   function uploadNote(text) {
     let note = $("#upload-note");
@@ -136,10 +139,8 @@
     }
   }
   const kb = (bytes) => (bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.ceil(bytes / 1e3)} KB`);
-  function showUpload(percent) {
-    if (!uploading) return;
-    const part = Number.isFinite(percent) ? ` ${Math.min(100, Math.round(percent))} %` : "";
-    uploadNote(`Uploading ${uploading.name} (${kb(uploading.size)})…${part}`);
+  function showUpload() {
+    if (uploading) uploadNote(`Uploading ${uploading.name} (${kb(uploading.size)})…`);
   }
   function settleUpload() {
     if (!uploading) return;
@@ -160,43 +161,11 @@
       const file = input.files && input.files[0];
       if (!file) return;
       uploading = { name: file.name, size: file.size, since: Date.now() };
-      showUpload(0);
+      showUpload();
       setTimeout(settleUpload, 0); // refused at once by the size check (page.js)
     },
     false, // after page.js's size check, which stops a refused file before this
   );
-  // The percentage: Gradio's upload of the file reports its progress on upload_progress.
-  const sendFetch = window.fetch.bind(window);
-  window.fetch = (resource, options) => {
-    const url = typeof resource === "string" ? resource : resource?.url || "";
-    const match = uploading && /^(.*)\/upload\?upload_id=([^&]+)/.exec(url);
-    if (match && window.EventSource) {
-      const total = uploading.size || 1;
-      let received = 0;
-      const events = new EventSource(`${match[1]}/upload_progress?upload_id=${match[2]}`);
-      events.onmessage = (message) => {
-        let data = null;
-        try {
-          data = JSON.parse(message.data);
-        } catch (error) {
-          return;
-        }
-        if (data.msg === "update") {
-          received += Number(data.chunk_size || 0);
-          showUpload((100 * received) / total);
-        } else if (data.msg === "done") {
-          showUpload(100);
-          events.close();
-        }
-      };
-      events.onerror = () => events.close();
-      const sent = sendFetch(resource, options);
-      sent.finally(() => setTimeout(() => events.close(), 1000)).catch(() => {});
-      return sent;
-    }
-    return sendFetch(resource, options);
-  };
-
   // -- Copy of a message: its text as shown (and its HTML), not its markdown source ---------
   function shownText(row) {
     const parts = $$('[data-testid="bot"], [data-testid="user"]', row).filter(
