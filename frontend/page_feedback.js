@@ -221,15 +221,20 @@
     "pointerdown",
     (event) => {
       if (!(event.target instanceof Element) || !narrow()) return;
-      const option = event.target.closest("#settings-drawer ul.options li");
+      const option = event.target.closest('#settings-drawer [role="option"]');
       if (!option || option.closest("#tools")) return; // tools: several may be picked
-      setTimeout(() => {
+      let tries = 0;
+      const close = setInterval(() => {
+        // once the list has closed on the choice (a slow page takes a while)
+        tries += 1;
         const drawer = $("#settings-drawer.open");
-        if (drawer && !drawer.querySelector("ul.options")) {
+        if (!drawer || tries > 50) clearInterval(close);
+        else if (!drawer.querySelector('[role="listbox"]')) {
+          clearInterval(close);
           drawer.querySelector(".toggle-button")?.click();
           $("#settings-btn")?.focus();
         }
-      }, 400);
+      }, 150);
     },
     true,
   );

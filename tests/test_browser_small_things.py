@@ -248,7 +248,10 @@ def test_recording_shows_the_time_recorded(
         }""",
         timeout=15_000,
     )
-    assert "Recording" in page.locator("#mic .timestamps").inner_text()
+    label = page.evaluate(
+        "() => getComputedStyle(document.querySelector('#mic .duration'), '::before').content"
+    )
+    assert "Recording" in label, label
     screenshot(page, tmp_path / "after-desktop-recording.png")
 
 
