@@ -279,6 +279,7 @@ def test_phone_settings_compare_table_and_timeline(app_server, phone_page, tmp_p
     page.locator("#strategy input").click()
     page.get_by_role("option").filter(has_text="evidence").first.click()
     page.wait_for_function("() => !document.querySelector('#settings-drawer.open')")
+    page.wait_for_timeout(400)  # its slide-out, for the picture
     screenshot(page, tmp_path / "after-phone-settings-closed.png")
 
     # Compare: the summary table keeps its words whole (it scrolls sideways if it must).
@@ -302,8 +303,14 @@ def test_phone_settings_compare_table_and_timeline(app_server, phone_page, tmp_p
     screenshot(page, tmp_path / "after-phone-compare-table.png")
 
     # The timeline's axis title is on the screen in full.
+    page.wait_for_function("() => document.querySelector('#stop').disabled", timeout=60_000)
+    page.locator("#main-tabs button[role=tab]").filter(has_text="Chat").click()
+    page.locator("#question textarea").fill(QUESTION)  # a chat run: the trace's timeline
+    page.locator("#question textarea").press("Enter")
+    wait_for_count(page, "#chat", "$0.0000", 3, timeout=180_000)
+    page.wait_for_function("() => document.querySelector('#stop').disabled", timeout=60_000)
     open_trace(page)
-    page.locator("#timeline .js-plotly-plot .xtitle").wait_for()
+    page.locator("#timeline .js-plotly-plot .xtitle").wait_for(state="attached", timeout=60_000)
     page.locator("#timeline").scroll_into_view_if_needed()
     page.wait_for_function(  # drawn for the phone: the title within the screen's width
         "() => { const r = document.querySelector('#timeline .xtitle').getBoundingClientRect();"
