@@ -2,7 +2,7 @@
 answers (the Undo bar of a deletion, the question just asked, an upload's progress), copy as
 plain text, bold text in one typeface, the chat's icons clear of the first message, the
 microphone's messages and timer, the login form after a wrong password, and on a phone the
-settings drawer after a choice, the compare table and the timeline's axis title.
+timeline's axis title, the settings drawer after a choice and the compare table.
 
 A slow server is made real where it matters: the test's own server (in this process) answers
 late, or the browser holds a request back, as a loaded machine's queue would."""
@@ -162,6 +162,23 @@ def test_question_upload_copy_fonts_icons_and_a_late_undo(
     )
     assert "text/html" in types, types
 
+    # On a phone, the timeline's axis title is on the screen in full.
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_trace(page)
+    page.locator("#timeline .js-plotly-plot .xtitle").wait_for(state="attached", timeout=60_000)
+    page.locator("#timeline").scroll_into_view_if_needed()
+    page.wait_for_function(  # drawn for the phone: the title within the screen's width
+        "() => { const r = document.querySelector('#timeline .xtitle').getBoundingClientRect();"
+        " return r.width > 0 && r.left >= 0 && r.right <= innerWidth; }",
+        timeout=15_000,
+    )
+    screenshot(page, tmp_path / "after-phone-timeline.png")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.locator("#main-tabs button[role=tab]").filter(has_text="Chat").click()
+    if not page.locator("#sidebar.open").count():
+        page.locator("#sidebar .toggle-button").click()
+    page.locator("#sidebar.open").wait_for()
+
     # Delete while the server is slow to answer (its bar would come after its window).
     from frontend import views
 
@@ -270,7 +287,7 @@ def test_a_wrong_password_keeps_the_user_name(app_server, page, tmp_path: Path) 
     screenshot(page, tmp_path / "after-login-wrong-password.png")
 
 
-def test_phone_settings_compare_table_and_timeline(app_server, phone_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_phone_settings_drawer_and_compare_table(app_server, phone_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     page = phone_page
     open_app(page, app_server())
 
@@ -303,18 +320,3 @@ def test_phone_settings_compare_table_and_timeline(app_server, phone_page, tmp_p
     screenshot(page, tmp_path / "after-phone-compare-table.png")
 
     # The timeline's axis title is on the screen in full.
-    page.wait_for_function("() => document.querySelector('#stop').disabled", timeout=60_000)
-    page.locator("#main-tabs button[role=tab]").filter(has_text="Chat").click()
-    page.locator("#question textarea").fill(QUESTION)  # a chat run: the trace's timeline
-    page.locator("#question textarea").press("Enter")
-    wait_for_count(page, "#chat", "$0.0000", 3, timeout=180_000)
-    page.wait_for_function("() => document.querySelector('#stop').disabled", timeout=60_000)
-    open_trace(page)
-    page.locator("#timeline .js-plotly-plot .xtitle").wait_for(state="attached", timeout=60_000)
-    page.locator("#timeline").scroll_into_view_if_needed()
-    page.wait_for_function(  # drawn for the phone: the title within the screen's width
-        "() => { const r = document.querySelector('#timeline .xtitle').getBoundingClientRect();"
-        " return r.width > 0 && r.left >= 0 && r.right <= innerWidth; }",
-        timeout=15_000,
-    )
-    screenshot(page, tmp_path / "after-phone-timeline.png")
