@@ -163,13 +163,15 @@ def test_question_upload_copy_fonts_icons_and_a_late_undo(
     assert "text/html" in types, types
 
     # On a phone, the timeline's axis title is on the screen in full.
-    page.set_viewport_size({"width": 390, "height": 844})
     open_trace(page)
-    page.locator("#timeline .js-plotly-plot .xtitle").wait_for(state="attached", timeout=60_000)
+    title = '#timeline text[class^="x"][class$="title"]'  # the time axis's title (x3title)
+    page.locator(title).first.wait_for(state="attached", timeout=60_000)
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone turned, a window narrowed
     page.locator("#timeline").scroll_into_view_if_needed()
     page.wait_for_function(  # drawn for the phone: the title within the screen's width
-        "() => { const r = document.querySelector('#timeline .xtitle').getBoundingClientRect();"
+        "(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
         " return r.width > 0 && r.left >= 0 && r.right <= innerWidth; }",
+        arg=title,
         timeout=15_000,
     )
     screenshot(page, tmp_path / "after-phone-timeline.png")
