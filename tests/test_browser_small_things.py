@@ -85,13 +85,18 @@ def fonts_of(page: Any, selector: str) -> set[str]:
     return {font["familyName"].removesuffix(" SemiBold").removesuffix(" Bold") for font in fonts}
 
 
-def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
-    return not (
-        a["x"] + a["width"] <= b["x"]
-        or b["x"] + b["width"] <= a["x"]
-        or a["y"] + a["height"] <= b["y"]
-        or b["y"] + b["height"] <= a["y"]
-    )
+# Where the chat's first message is when the chat is scrolled to its top (the chat scrolls
+# itself to its end as it redraws, so this is computed, not scrolled to), and the foot of the
+# chat's own icons in its top corner.
+FIRST_MESSAGE_AT_THE_TOP = """() => {
+  const chat = document.querySelector('#chat');
+  const icons = chat.querySelector('.top-panel').getBoundingClientRect();
+  const row = chat.querySelector('.message-row');
+  let box = row.parentElement;
+  while (box !== chat && box.scrollHeight <= box.clientHeight) box = box.parentElement;
+  const top = row.getBoundingClientRect().top + box.scrollTop;
+  return { top, icons_bottom: icons.bottom };
+}"""
 
 
 def test_question_upload_copy_fonts_icons_and_a_late_undo(
@@ -137,14 +142,8 @@ def test_question_upload_copy_fonts_icons_and_a_late_undo(
     assert page.locator("#chat").inner_text().count(QUESTION) == 1
 
     # The chat's icons (delete, copy all) are above the first message, not on it.
-    page.evaluate(  # the chat's top: its first message (the chat scrolls to its end)
-        "() => [document.querySelector('#chat'), ...document.querySelectorAll('#chat *')]"
-        ".forEach((el) => { if (el.scrollHeight > el.clientHeight) el.scrollTop = 0; })"
-    )
-    page.wait_for_timeout(300)
-    icons = page.locator("#chat .top-panel").bounding_box()
-    first = page.locator("#chat .message-row").first.bounding_box()
-    assert icons and first and not overlap(icons, first), (icons, first)
+    placed = page.evaluate(FIRST_MESSAGE_AT_THE_TOP)
+    assert placed["top"] >= placed["icons_bottom"], placed
     screenshot(page, tmp_path / "after-desktop-answer.png")
 
     # Copy on the answer: the text as shown (and its HTML), not its markdown source.
