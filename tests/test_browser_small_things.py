@@ -131,7 +131,8 @@ def test_question_upload_copy_fonts_icons_and_a_late_undo(
     pushed = slow_queue(monkeypatch, 6)
     pressed = time.monotonic()
     page.locator("#question textarea").press("Enter")
-    page.locator("#chat .asked-now").filter(has_text=QUESTION).wait_for(timeout=3_000)
+    asked = page.locator("#chat .user-row, #chat .asked-now").filter(has_text=QUESTION)
+    asked.first.wait_for(timeout=3_000)  # (the examples under an empty chat say it too)
     shown_after = time.monotonic() - pressed
     assert shown_after < 3.0, shown_after
     screenshot(page, tmp_path / "after-desktop-question-at-once.png")
@@ -215,9 +216,8 @@ def test_question_upload_copy_fonts_icons_and_a_late_undo(
     page.wait_for_function(
         "q => document.querySelector('#chat').innerText.includes(q)", arg=QUESTION
     )
-    page.locator("#delete").click()
-    page.locator("#confirm-delete").click()
-    page.locator("#undo").wait_for()
+    page.locator("#chat .top-panel button[aria-label='Clear']").click()  # the chat's trash
+    page.locator("#undo").wait_for(timeout=60_000)
     page.locator("#undo").wait_for(state="detached", timeout=60_000)
     page.reload()
     page.wait_for_selector("#conversation-list .conv-root:not([data-pending])", state="attached")
