@@ -1,6 +1,11 @@
 """Handlers that change the open conversation: rename, delete (asked first in the sidebar;
 the chat's trash icon deletes at once) with Undo for ``UNDO_S`` seconds, and share links
 (Share makes a new read-only link and ends the old one; Stop sharing ends it).
+
+The undo window starts when the page shows the Undo bar, not when the server hides the
+conversation: the bar's timer (started in the browser as the bar appears) ends the deletion,
+so a bar shown late by a loaded queue still gives its full window. ``UNDO_BACKSTOP_S`` ends
+it without the page (closed before its timer fired).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from backend.service import ServiceError
 from frontend import answer_text, views
 from frontend.context import PageContext
 from frontend.page_sidebar import UNDO_S, render_export_link
+
+UNDO_BACKSTOP_S = 120.0  # the deletion ends without the page's timer after this long
 
 COPY_JS = """(link) => {
   if (link && navigator.clipboard) { navigator.clipboard.writeText(link).catch(() => {}); }
@@ -68,8 +75,8 @@ class ConversationActions:
     async def delete(
         self, conversation_id: str | None, request: gr.Request | None = None
     ) -> views.Updates:
-        """Delete (confirmed, or the chat's trash icon): hidden at once, gone for good after
-        UNDO_S seconds unless Undo is pressed first."""
+        """Delete (confirmed, or the chat's trash icon): hidden at once, gone for good when the
+        Undo bar's timer ends (``undo_expired``) unless Undo is pressed first."""
         page, reads = self.ctx.page, self.ctx.reads(request)
         conv = await asyncio.to_thread(reads.conversation, conversation_id)
         if conv is None:
@@ -78,7 +85,7 @@ class ConversationActions:
         loop = asyncio.get_running_loop()  # the deletion (files too) in a thread, not here
         owned = reads.service
         self.ctx.pending_deletes[conv.id] = loop.call_later(
-            UNDO_S, loop.run_in_executor, None, self.finish_delete, owned, conv.id
+            UNDO_S + UNDO_BACKSTOP_S, loop.run_in_executor, None, self.finish_delete, owned, conv.id
         )
         u = page.undo_bar
         return {
@@ -99,7 +106,7 @@ class ConversationActions:
         page, reads = self.ctx.page, self.ctx.reads(request)
         mine = await asyncio.to_thread(reads.conversation, conversation_id)
         handle = self.ctx.pending_deletes.get(conversation_id or "") if mine else None
-        hide = self.undo_expired()
+        hide = self.hidden_bar()
         if handle is None or mine is None:
             gr.Warning("Too late: that conversation is deleted.")
             return {**hide, **await asyncio.to_thread(views.empty, page, reads, self.ctx.hidden)}
@@ -113,7 +120,19 @@ class ConversationActions:
             **hide,
         }
 
-    def undo_expired(self) -> views.Updates:
+    async def undo_expired(
+        self, conversation_id: str | None, request: gr.Request | None = None
+    ) -> views.Updates:
+        """The Undo bar's timer: its window (counted from when it was shown) is over, so the
+        deletion ends now (an Undo processed first has already taken it back)."""
+        handle = self.ctx.pending_deletes.get(conversation_id or "")
+        if handle is not None:
+            handle.cancel()
+            owned = self.ctx.owned(request)
+            await asyncio.to_thread(self.finish_delete, owned, conversation_id or "")
+        return self.hidden_bar()
+
+    def hidden_bar(self) -> views.Updates:
         u = self.ctx.page.undo_bar
         return {
             u.bar: gr.update(visible=False),

@@ -270,7 +270,13 @@
     seek(player, Number(button.dataset.start));
   });
 
-  // -- Timelines on a phone: fewer ticks, upright labels ----------------------------------
+  // -- Timelines on a phone: fewer ticks, upright labels, a short axis title ---------------
+  function xTitle(plot, key) {
+    const title = plot.layout?.[key]?.title;
+    const text = typeof title === "string" ? title : title?.text || "";
+    if (!text || text.length <= 12) return {};
+    return { [`${key}.title.text`]: "time (s) · drag: zoom", [`${key}.title.font.size`]: 11 };
+  }
   function fitPlots() {
     if (!narrow() || !window.Plotly) return;
     $$(".timeline-plot .js-plotly-plot").forEach((plot) => {
@@ -283,7 +289,12 @@
           Object.assign(
             update,
             key.startsWith("x")
-              ? { [`${key}.nticks`]: 5, [`${key}.tickangle`]: 0, [`${key}.dtick`]: null }
+              ? {
+                  [`${key}.nticks`]: 5,
+                  [`${key}.tickangle`]: 0,
+                  [`${key}.dtick`]: null,
+                  ...xTitle(plot, key), // the desktop's long axis title is cut on a phone
+                }
               : { [`${key}.tickfont.size`]: 10, [`${key}.title.font.size`]: 10 },
           ),
         );

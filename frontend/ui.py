@@ -128,8 +128,11 @@ def wire_conversations(ui: Ui) -> list[Any]:
     page.chatbot.clear(
         actions.delete, inputs=page.conversation, outputs=deleted, cancels=[pick, load]
     )
-    u.button.click(actions.undo, inputs=page.undo, outputs=deleted)
-    u.timer.tick(actions.undo_expired, outputs=undo_outputs)
+    # one queue for Undo and the window's end: an Undo clicked in time is handled first
+    u.button.click(actions.undo, inputs=page.undo, outputs=deleted, concurrency_id="undo")
+    u.timer.tick(
+        actions.undo_expired, inputs=page.undo, outputs=undo_outputs, concurrency_id="undo"
+    )
     s.share_btn.click(actions.share, inputs=page.conversation, outputs=s.share_link).then(
         None, inputs=s.share_link, js=COPY_JS
     )

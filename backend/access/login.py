@@ -121,9 +121,10 @@ button{{margin-top:1.2rem;width:100%;padding:.6rem;font-size:1rem}}
 
 LOGIN_FIELDS = """<input type="hidden" name="next" value="{next}">
 <label for="username">User name</label>
-<input id="username" name="username" autocomplete="username" required autofocus>
+<input id="username" name="username" autocomplete="username" required{user_focus}{user_value}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
+<input id="password" name="password" type="password" autocomplete="current-password"
+ required{password_focus}>
 <button type="submit">Log in</button>"""
 
 LOGOUT_FIELDS = """<p>Logged in as <strong>{user}</strong>.</p>
@@ -132,12 +133,19 @@ LOGOUT_FIELDS = """<p>Logged in as <strong>{user}</strong>.</p>
 <button type="submit">Log out</button>"""
 
 
-def login_page(identity: Identity, next_path: str = "/", error: str = "") -> str:
+def login_page(identity: Identity, next_path: str = "/", error: str = "", user: str = "") -> str:
+    """The login form; after a failed try it keeps the user name typed (the focus then goes to
+    the password, the field to type again)."""
     return LOGIN_PAGE.format(
         title="Log in",
         action=html.escape(f"{identity.root_path}/login"),
         error=html.escape(error),
-        fields=LOGIN_FIELDS.format(next=html.escape(safe_next(next_path))),
+        fields=LOGIN_FIELDS.format(
+            next=html.escape(safe_next(next_path)),
+            user_value=f' value="{html.escape(user)}"' if user else "",
+            user_focus="" if user else " autofocus",
+            password_focus=" autofocus" if user else "",
+        ),
     )
 
 
@@ -192,13 +200,14 @@ def install(app: Any, identity: Identity, limits: LoginLimits) -> None:
         result = await attempt(request, user, form.get("password", "")[:1000])
         if isinstance(result, int):
             return HTMLResponse(
-                login_page(identity, target, throttle.message(result)),
+                login_page(identity, target, throttle.message(result), user),
                 status_code=429,
                 headers={"Retry-After": str(result)},
             )
         if result is None:
             return HTMLResponse(
-                login_page(identity, target, "Wrong user name or password."), status_code=401
+                login_page(identity, target, "Wrong user name or password.", user),
+                status_code=401,
             )
         cookie = await asyncio.to_thread(identity.cookie_for, result)
         response = RedirectResponse(f"{identity.root_path}{target}", status_code=303)
