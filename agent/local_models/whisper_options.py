@@ -86,3 +86,34 @@ def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
         means = [np.mean(sums[(index, v)]) for v in range(len(variants_of[index]))]
         scores.append(round(float(max(means)), 3) if means else -99.0)
     return scores
+
+
+SPAN_PAD_S = 0.2  # silence put around a span read on its own
+
+
+def span_words(
+    samples: np.ndarray, spans: list[tuple[float, float]], vocabulary: list[str]
+) -> list[dict[str, object]]:
+    """Each speech span read as the best word of a closed vocabulary (a constrained second
+    pass, e.g. the ten digit words): the word whose forced reading whisper finds likeliest,
+    its mean log-probability, and its margin over the next best (how sure the choice is)."""
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
+    pad = np.zeros(int(SPAN_PAD_S * SAMPLE_RATE), np.float32)
+    found: list[dict[str, object]] = []
+    if not vocabulary:
+        return found
+    for start, end in spans:
+        piece = audio[max(0, int(start * SAMPLE_RATE)) : int(end * SAMPLE_RATE)]
+        if piece.size < SAMPLE_RATE // 20:
+            continue
+        scores = option_scores(np.concatenate([pad, piece, pad]), vocabulary)
+        ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
+        second = scores[ranked[1]] if len(ranked) > 1 else scores[ranked[0]] - 9.0
+        found.append({
+            "start": round(float(start), 2),
+            "end": round(float(end), 2),
+            "word": vocabulary[ranked[0]],
+            "logprob": scores[ranked[0]],
+            "margin": round(scores[ranked[0]] - second, 3),
+        })  # fmt: skip
+    return found

@@ -47,6 +47,11 @@ class Evidence:
     speakers: dict[str, Any] | None = None  # the speakers tool's data
     # how sure whisper was of what it heard: the mean token probability of its transcript
     transcript_certainty: float | None = None
+    transcribed: bool = False  # speech-to-text ran (its reading may still be empty)
+    loop_cut: bool = False  # whisper repeated itself and the repeats were cut (speech_loops)
+    # each speech span read as the best word of a closed vocabulary (the ten digits):
+    # (start, end, word, margin of its log-probability over the next best word)
+    span_words: list[tuple[float, float, str, float]] | None = None
 
 
 def flatten_sources(
@@ -69,6 +74,13 @@ def _labels(items: list[dict[str, Any]]) -> Labels:
 
 def _read_transcript(data: dict[str, Any], evidence: Evidence, bucket: list[str]) -> None:
     text = str(data.get("text", "")).strip()
+    evidence.transcribed = True
+    evidence.loop_cut = evidence.loop_cut or bool(data.get("loops_cut"))
+    if data.get("span_words") and evidence.span_words is None:
+        evidence.span_words = [
+            (float(w["start"]), float(w["end"]), str(w["word"]), float(w["margin"]))
+            for w in data["span_words"]
+        ]
     for item in data.get("option_scores") or []:
         evidence.option_logprobs[str(item["option"])] = float(item["logprob"])
     if text and text not in bucket:  # the same transcript may arrive twice
@@ -114,7 +126,8 @@ def _certainty(tool_data: list[tuple[str, dict[str, Any]]]) -> float | None:
     """How sure whisper was of its transcript (the least sure one, when there are several):
     with word times, the mean probability of its least sure tenth of the words (a misheard
     word is where whisper hesitated); else its mean token probability. A transcript that
-    repeats itself (whisper looping on noise) is not to be trusted at all. None without one."""
+    repeats itself (whisper looping on noise), or whose loop was cut, is not to be trusted at
+    all. None without one."""
     found = []
     for tool, data in flatten_sources(tool_data):
         segments = [s for s in data.get("segments") or [] if "avg_logprob" in s]
@@ -129,7 +142,7 @@ def _certainty(tool_data: list[tuple[str, dict[str, Any]]]) -> float | None:
             weights = [max(0.1, float(s["end"]) - float(s["start"])) for s in segments]
             mean = sum(w * float(s["avg_logprob"]) for w, s in zip(weights, segments, strict=True))
             sure = math.exp(mean / sum(weights))
-        if repeats_itself(str(data.get("text", ""))):
+        if repeats_itself(str(data.get("text", ""))) or data.get("loops_cut"):
             sure *= 0.3
         found.append(sure)
     return round(min(found), 3) if found else None
