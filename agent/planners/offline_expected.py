@@ -48,13 +48,19 @@ def digits_of(text: str) -> list[str]:
     return found
 
 
-DIGIT_S = 0.3  # the shortest a spoken digit lasts, about
+DIGIT_S = 0.4  # about the shortest a digit lasts in a span of several (FSDD: 0.3-0.8 s)
 
 
 def several(said: list[str], seconds: float) -> bool:
     """Whether a span's free reading of several digits is to be believed: different digits,
     in a span long enough to hold them ("0, 0, 0" for one "zero" is whisper repeating)."""
     return len(said) >= 2 and len(set(said)) > 1 and seconds >= DIGIT_S * len(said)
+
+
+def _believed(said: list[str], word: str, seconds: float) -> bool:
+    """A span's free reading of several digits, believed when it has the span's best digit
+    word among them too."""
+    return several(said, seconds) and str(DIGIT_WORDS.index(word)) in said
 
 
 def read_digits(evidence: Evidence) -> DigitReading:
@@ -72,7 +78,7 @@ def read_digits(evidence: Evidence) -> DigitReading:
     for start, end, word, margin in evidence.span_words:
         texts = [u[2] for u in evidence.utterances or [] if abs(u[0] - start) < 0.03]
         said = digits_of(texts[0] if texts else "")
-        if several(said, end - start):  # several digits in one span: the free reading
+        if _believed(said, word, end - start):  # several digits in one span: the free reading
             digits += said
             continue
         digits.append(str(DIGIT_WORDS.index(word)))
@@ -110,7 +116,8 @@ def _digits_answer(expect: Expect, evidence: Evidence, details: str) -> Worded:
             "whisper repeated itself at the end of its reading (a decoding loop); the repeats "
             "were cut, so how many digits there are is uncertain"
         )
-    unsure = reading.loop_cut or (
+    # a loop in the free reading does not touch digits read span by span
+    unsure = (reading.loop_cut and not reading.constrained) or (
         reading.least_margin is not None and reading.least_margin < MARGIN_SURE
     )
     if not reading.constrained and not reading.matched_vocabulary:
@@ -144,18 +151,25 @@ def _key(word: str) -> str | None:
 def key_offers(transcript: str) -> list[tuple[str, str]]:
     """The keys a phone menu offers and what each is for, in order: "For an operator, press
     0. To leave a message, press 5." -> [("0", "for an operator"), ("5", "to leave a
-    message")]."""
+    message")]. A menu that starts with "Press 1 for sales" says what a key is for after it;
+    one that starts "For sales, press 1" before it (whisper often drops the full stops)."""
+    found = [m for m in PRESS_RE.finditer(transcript) if _key(m.group(1)) is not None]
+    if not found:
+        return []
+    after = not LEAD_RE.sub("", transcript[: found[0].start()].strip(" ,.;!?"))
     offers = []
-    for clause in re.split(r"(?<=[.;!?])\s+|(?<=\.)$", transcript):
-        for found in PRESS_RE.finditer(clause):
-            key = _key(found.group(1))
-            if key is None:
-                continue
-            rest = (clause[: found.start()] + " " + clause[found.end() :]).strip(" ,.;!?")
-            rest = LEAD_RE.sub("", " ".join(rest.split())).strip(" ,")
-            if rest and not re.match(r"(?i)(for|to)\b", rest):
-                rest = f"for {rest}"
-            offers.append((key, rest[:1].lower() + rest[1:]))
+    for i, press in enumerate(found):
+        if after:
+            stop = found[i + 1].start() if i + 1 < len(found) else len(transcript)
+            what = re.split(r"[.;!?]", transcript[press.end() : stop])[0]
+        else:
+            begin = found[i - 1].end() if i else 0
+            what = re.split(r"[.;!?]", transcript[begin : press.start()])[-1]
+        what = LEAD_RE.sub("", " ".join(what.strip(" ,").split())).strip(" ,")
+        what = re.sub(r"(?i)[ ,]*\bplease$", "", what)
+        if what and not re.match(r"(?i)(for|to)\b", what):
+            what = f"for {what}"
+        offers.append((str(_key(press.group(1))), what[:1].lower() + what[1:]))
     return offers
 
 

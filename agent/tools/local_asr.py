@@ -75,6 +75,10 @@ class TranscribeTool:
         spans: list[tuple[float, float]] = []  # the utterances read one by one (per_span)
         if per_span:
             spans = await run_model(_speech_spans, ctx.samples)
+        vocabulary = [str(w) for w in arguments.get("vocabulary") or [] if str(w).strip()][:12]
+        if vocabulary and not spans:  # voice activity can miss a short word: read the clip
+            per_span = False
+        if per_span:
             if long:  # the spans in groups, one model job each, at once
                 transcript = await parallel_stt.transcribe_spans(
                     ctx.samples, spans, initial_prompt=prompt, word_timestamps=words
@@ -96,7 +100,8 @@ class TranscribeTool:
                 whisper_asr.transcribe, ctx.samples, word_timestamps=words, initial_prompt=prompt
             )
         transcript, loops_cut = cut_loops(transcript)
-        vocabulary = [str(w) for w in arguments.get("vocabulary") or [] if str(w).strip()][:12]
+        if vocabulary and not spans:  # the stretches whisper heard words in
+            spans = [(s.start, s.end) for s in transcript.segments]
         chosen = (
             await run_model(
                 whisper_options.span_words,
