@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 LONGEST_UNIT = 4  # words in the longest repeated run looked for
-MIN_REPEATS = {1: 4, 2: 3, 3: 3, 4: 3}  # times a run of that many words must repeat at the end
+# times a run of that many words must repeat at the end ("0, 0, 0, 0" may be a real number)
+MIN_REPEATS = {1: 5, 2: 3, 3: 3, 4: 3}
 
 
 @dataclass(frozen=True)

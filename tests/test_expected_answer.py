@@ -82,7 +82,9 @@ def test_a_repetition_loop_is_cut_and_flagged(reading, cut):
     assert loop.text == cut and loop.cut
 
 
-@pytest.mark.parametrize("reading", ["1 1 1", "one two three four", IVR, "No, no, no."])
+@pytest.mark.parametrize(
+    "reading", ["1 1 1", "0, 0, 0, 0", "one two three four", IVR, "No, no, no."]
+)
 def test_speech_that_does_not_loop_is_kept(reading):
     loop = cut_loop(reading)
     assert loop.text == reading and not loop.cut
@@ -189,3 +191,18 @@ async def test_speech_to_text_switched_off_is_said_of_the_tool():
     assert "speech-to-text" in answer.text and "switched off" in answer.text
     assert "nothing was recognised" not in answer.rationale
     assert not answer.guess and answer.confidence is None
+
+
+async def test_a_count_does_not_count_a_repetition_loop():
+    looped = "1, 1, 0, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1,"
+    data = {
+        "text": looped,
+        "per_span": True,
+        "segments": [{"start": 0.3, "end": 5.5, "text": looped, "avg_logprob": -0.2}],
+        "duration_s": 6.0, "peak_dbfs": -3.0, "rms_dbfs": -20.0,
+    }  # fmt: skip
+    answer = await _answer(
+        "How many digits are spoken?", _tools("transcribe", "speech_activity"),
+        transcribe=data, speech_activity=SPEECH,
+    )  # fmt: skip
+    assert answer.text.startswith("Five numbers"), answer.text

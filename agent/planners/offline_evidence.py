@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.answer import tokens
+from agent.speech_loops import cut_loop
 
 Timed = tuple[float, float, str]  # (start, end, word or text)
 Utterance = tuple[float, float, str, list[Timed]]  # a span, its text and its timed words
@@ -73,9 +74,12 @@ def _labels(items: list[dict[str, Any]]) -> Labels:
 
 
 def _read_transcript(data: dict[str, Any], evidence: Evidence, bucket: list[str]) -> None:
-    text = str(data.get("text", "")).strip()
+    """A transcript, with any repetition loop cut (a result stored before the tool cut
+    them, or from another reader): a count must not count the repeats."""
+    loop = cut_loop(str(data.get("text", "")))
+    text = loop.text
     evidence.transcribed = True
-    evidence.loop_cut = evidence.loop_cut or bool(data.get("loops_cut"))
+    evidence.loop_cut = evidence.loop_cut or loop.cut or bool(data.get("loops_cut"))
     if data.get("span_words") and evidence.span_words is None:
         evidence.span_words = [
             (float(w["start"]), float(w["end"]), str(w["word"]), float(w["margin"]))
@@ -83,18 +87,22 @@ def _read_transcript(data: dict[str, Any], evidence: Evidence, bucket: list[str]
         ]
     for item in data.get("option_scores") or []:
         evidence.option_logprobs[str(item["option"])] = float(item["logprob"])
+    if data.get("per_span"):  # a loop may end any utterance, not only the last one
+        utterances = [_utterance(s) for s in data.get("segments", [])]
+        text = " ".join(u[2] for u in utterances if u[2]).strip() if utterances else text
+        if evidence.utterances is None:
+            evidence.utterances = utterances
     if text and text not in bucket:  # the same transcript may arrive twice
         bucket.append(text)
-    if data.get("per_span") and evidence.utterances is None:
-        evidence.utterances = [
-            (
-                s["start"],
-                s["end"],
-                s["text"],
-                [(w["start"], w["end"], w["word"]) for w in s.get("words", [])],
-            )
-            for s in data.get("segments", [])
-        ]
+
+
+def _utterance(segment: dict[str, Any]) -> Utterance:
+    """One span's reading and its timed words, a repetition loop cut from both."""
+    words = [(w["start"], w["end"], w["word"]) for w in segment.get("words", [])]
+    loop = cut_loop(str(segment["text"]))
+    if loop.cut and len(words) == len(str(segment["text"]).split()):
+        words = words[: loop.kept]
+    return (segment["start"], segment["end"], loop.text, words)
 
 
 def _read_sounds(data: dict[str, Any], evidence: Evidence) -> None:
@@ -142,7 +150,8 @@ def _certainty(tool_data: list[tuple[str, dict[str, Any]]]) -> float | None:
             weights = [max(0.1, float(s["end"]) - float(s["start"])) for s in segments]
             mean = sum(w * float(s["avg_logprob"]) for w, s in zip(weights, segments, strict=True))
             sure = math.exp(mean / sum(weights))
-        if repeats_itself(str(data.get("text", ""))) or data.get("loops_cut"):
+        text = str(data.get("text", ""))
+        if repeats_itself(text) or cut_loop(text).cut or data.get("loops_cut"):
             sure *= 0.3
         found.append(sure)
     return round(min(found), 3) if found else None
