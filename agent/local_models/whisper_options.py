@@ -89,6 +89,7 @@ def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
 
 
 SPAN_PAD_S = 0.2  # silence put around a span read on its own
+SPAN_WIDEN_S = 0.25  # the recording's own sound taken in on each side of a span
 
 
 def span_words(
@@ -100,10 +101,16 @@ def span_words(
     audio = np.asarray(samples, dtype=np.float32).reshape(-1)
     pad = np.zeros(int(SPAN_PAD_S * SAMPLE_RATE), np.float32)
     found: list[dict[str, object]] = []
-    if not vocabulary:
+    if not vocabulary or not spans:
         return found
-    for start, end in spans:
-        piece = audio[max(0, int(start * SAMPLE_RATE)) : int(end * SAMPLE_RATE)]
+    ends = [0.0] + [float(e) for _, e in spans[:-1]]
+    starts = [float(s) for s, _ in spans[1:]] + [audio.size / SAMPLE_RATE]
+    for (start, end), before, after in zip(spans, ends, starts, strict=True):
+        # voice activity misses a soft onset ("z" of "zero" heard as "one"): a little more
+        # of the sound around the span, never into the next or the last span
+        low = max(before, float(start) - SPAN_WIDEN_S)
+        high = min(after, float(end) + SPAN_WIDEN_S)
+        piece = audio[max(0, int(low * SAMPLE_RATE)) : int(high * SAMPLE_RATE)]
         if piece.size < SAMPLE_RATE // 20:
             continue
         scores = option_scores(np.concatenate([pad, piece, pad]), vocabulary)
