@@ -36,6 +36,7 @@ IVR = "For an operator, press 0. To leave a message, press 5."
         ("What key is the song in?", None),
         ("How many digits are spoken?", None),
         ("What does the speaker say?", None),
+        ("Is the number seven said?", None),
     ],
 )
 def test_the_expected_kind_of_answer_is_recognised(question, kind):

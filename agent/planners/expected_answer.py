@@ -71,6 +71,9 @@ NAME_RE = re.compile(
     r"|\bwhat name\b|\bname (?:is|was) (?:said|given|mentioned)\b"
     r"|\bwhat is (?:he|she|it|the \w+) called\b"
 )
+YES_NO_QUESTION_RE = re.compile(
+    r"^(?:is|are|was|were|does|do|did|can|could|will|would|has|have|had|should)\b"
+)
 TIME_RE = re.compile(
     r"\bwhat time\b|\bat what time\b|\bwhich time\b|\bwhat hour\b|\bwhat day and time\b"
     r"|\bwhen (?:is|was) the (?:appointment|meeting|call|flight|train|bus|delivery)\b"
@@ -87,6 +90,8 @@ def expected_answer(question: str) -> Expect | None:
         return Expect.KEY
     if YES_NO_RE.search(text):
         return Expect.YES_NO
+    if YES_NO_QUESTION_RE.search(text):
+        return None  # "is the number seven said": yes or no about it, not the number
     if TIME_RE.search(text) and (SAYS_RE.search(text) or "appointment" in text):
         return Expect.TIME
     if NAME_RE.search(text):
