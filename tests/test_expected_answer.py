@@ -207,3 +207,18 @@ async def test_a_count_does_not_count_a_repetition_loop():
         transcribe=data, speech_activity=SPEECH,
     )  # fmt: skip
     assert answer.text.startswith("Five numbers"), answer.text
+
+
+async def test_digits_said_in_one_breath_that_echo_are_a_guess():
+    data = _transcribed(
+        "seven, seven, five, seven, five",
+        per_span=True,
+        segments=[{"start": 0.28, "end": 2.15, "text": "seven, seven, five, seven, five",
+                   "avg_logprob": -0.2}],
+        span_words=[{"start": 0.28, "end": 2.15, "word": "seven", "logprob": -1.5, "margin": 3.5}],
+    )  # fmt: skip
+    answer = await _answer(
+        "What number does the speaker say?", _tools("transcribe", "speech_activity"),
+        transcribe=data, speech_activity=SPEECH,
+    )  # fmt: skip
+    assert answer.text.startswith("7, 7, 5, 7, 5") and answer.guess

@@ -35,6 +35,8 @@ class DigitReading:
     matched_vocabulary: bool = False  # the free reading is made of number words only
     agrees: bool = False  # the free reading names the same digits as the constrained one
     loop_cut: bool = False  # whisper repeated itself; the repeats were cut
+    free_spans: int = 0  # spans long enough for several digits, taken from the free reading
+    echo: bool = False  # a run of digits read freely comes twice in a row (see ``echoes``)
 
 
 def digits_of(text: str) -> list[str]:
@@ -48,19 +50,27 @@ def digits_of(text: str) -> list[str]:
     return found
 
 
-DIGIT_S = 0.4  # about the shortest a digit lasts in a span of several (FSDD: 0.3-0.8 s)
+# A span longer than this may hold several digits said in one breath: its free reading's
+# digits are taken (a single FSDD digit's span lasts 0.33-0.74 s with its padding).
+ONE_DIGIT_MAX_S = 0.9
 
 
 def several(said: list[str], seconds: float) -> bool:
-    """Whether a span's free reading of several digits is to be believed: different digits,
-    in a span long enough to hold them ("0, 0, 0" for one "zero" is whisper repeating)."""
-    return len(said) >= 2 and len(set(said)) > 1 and seconds >= DIGIT_S * len(said)
+    """Whether a span's free reading of several digits is to be believed over its best digit
+    word: the span is long enough to hold more than one."""
+    return len(said) >= 2 and seconds > ONE_DIGIT_MAX_S
 
 
-def _believed(said: list[str], word: str, seconds: float) -> bool:
-    """A span's free reading of several digits, believed when it has the span's best digit
-    word among them too."""
-    return several(said, seconds) and str(DIGIT_WORDS.index(word)) in said
+def echoes(digits: list[str]) -> bool:
+    """Whether a run of two or more digits comes twice in a row ("7, 7, 5, 7, 5"): whisper,
+    prompted with the digit words, repeats itself on speech of several digits; a real
+    number may do it too ("2020"), so this only makes the answer a guess."""
+    n = len(digits)
+    return any(
+        digits[i : i + k] == digits[i + k : i + 2 * k]
+        for k in range(2, n // 2 + 1)
+        for i in range(n - 2 * k + 1)
+    )
 
 
 def read_digits(evidence: Evidence) -> DigitReading:
@@ -75,11 +85,13 @@ def read_digits(evidence: Evidence) -> DigitReading:
                             loop_cut=evidence.loop_cut)  # fmt: skip
     digits: list[str] = []
     margins = []
+    free_spans = 0
     for start, end, word, margin in evidence.span_words:
         texts = [u[2] for u in evidence.utterances or [] if abs(u[0] - start) < 0.03]
         said = digits_of(texts[0] if texts else "")
-        if _believed(said, word, end - start):  # several digits in one span: the free reading
+        if several(said, end - start):  # several digits in one span: the free reading
             digits += said
+            free_spans += 1
             continue
         digits.append(str(DIGIT_WORDS.index(word)))
         margins.append(margin)
@@ -90,6 +102,8 @@ def read_digits(evidence: Evidence) -> DigitReading:
         matched_vocabulary=matched,
         agrees=digits_of(free) == digits,
         loop_cut=evidence.loop_cut,
+        free_spans=free_spans,
+        echo=free_spans > 0 and echoes(digits),
     )
 
 
@@ -117,9 +131,15 @@ def _digits_answer(expect: Expect, evidence: Evidence, details: str) -> Worded:
             "were cut, so how many digits there are is uncertain"
         )
     # a loop in the free reading does not touch digits read span by span
-    unsure = (reading.loop_cut and not reading.constrained) or (
+    unsure = (reading.loop_cut and (not reading.constrained or reading.free_spans > 0)) or (
         reading.least_margin is not None and reading.least_margin < MARGIN_SURE
     )
+    if reading.echo:
+        unsure = True
+        why.append(
+            "a run of digits comes twice in a row where several digits were said in one "
+            "breath; whisper often repeats itself there"
+        )
     if not reading.constrained and not reading.matched_vocabulary:
         unsure = True
         why.append("the reading holds words that are not numbers")
