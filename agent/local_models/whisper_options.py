@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agent.local_models.whisper_asr import SAMPLE_RATE, WINDOW_S, get_model
+from agent.local_models.whisper_asr import SAMPLE_RATE, WINDOW_S, get_model, span_context
 from agent.number_words import number_value
 
 MAX_OPTION_TOKENS = 24
@@ -113,7 +113,8 @@ def span_words(
         piece = audio[max(0, int(low * SAMPLE_RATE)) : int(high * SAMPLE_RATE)]
         if piece.size < SAMPLE_RATE // 20:
             continue
-        scores = option_scores(np.concatenate([pad, piece, pad]), vocabulary)
+        with span_context():  # a 10 s encoder context: 7 times faster, as many right
+            scores = option_scores(np.concatenate([pad, piece, pad]), vocabulary)
         ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
         second = scores[ranked[1]] if len(ranked) > 1 else scores[ranked[0]] - 9.0
         found.append({
