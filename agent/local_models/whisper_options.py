@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agent.local_models.whisper_asr import SAMPLE_RATE, WINDOW_S, get_model
+from agent.local_models.whisper_asr import SAMPLE_RATE, WINDOW_S, get_model, span_context
 from agent.number_words import number_value
 
 MAX_OPTION_TOKENS = 24
@@ -86,3 +86,42 @@ def option_scores(samples: np.ndarray, options: list[str]) -> list[float]:
         means = [np.mean(sums[(index, v)]) for v in range(len(variants_of[index]))]
         scores.append(round(float(max(means)), 3) if means else -99.0)
     return scores
+
+
+SPAN_PAD_S = 0.2  # silence put around a span read on its own
+SPAN_WIDEN_S = 0.25  # the recording's own sound taken in on each side of a span
+
+
+def span_words(
+    samples: np.ndarray, spans: list[tuple[float, float]], vocabulary: list[str]
+) -> list[dict[str, object]]:
+    """Each speech span read as the best word of a closed vocabulary (a constrained second
+    pass, e.g. the ten digit words): the word whose forced reading whisper finds likeliest,
+    its mean log-probability, and its margin over the next best (how sure the choice is)."""
+    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
+    pad = np.zeros(int(SPAN_PAD_S * SAMPLE_RATE), np.float32)
+    found: list[dict[str, object]] = []
+    if not vocabulary or not spans:
+        return found
+    ends = [0.0] + [float(e) for _, e in spans[:-1]]
+    starts = [float(s) for s, _ in spans[1:]] + [audio.size / SAMPLE_RATE]
+    for (start, end), before, after in zip(spans, ends, starts, strict=True):
+        # voice activity misses a soft onset ("z" of "zero" heard as "one"): a little more
+        # of the sound around the span, never into the next or the last span
+        low = max(before, float(start) - SPAN_WIDEN_S)
+        high = min(after, float(end) + SPAN_WIDEN_S)
+        piece = audio[max(0, int(low * SAMPLE_RATE)) : int(high * SAMPLE_RATE)]
+        if piece.size < SAMPLE_RATE // 20:
+            continue
+        with span_context():  # a 10 s encoder context: 7 times faster, as many right
+            scores = option_scores(np.concatenate([pad, piece, pad]), vocabulary)
+        ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
+        second = scores[ranked[1]] if len(ranked) > 1 else scores[ranked[0]] - 9.0
+        found.append({
+            "start": round(float(start), 2),
+            "end": round(float(end), 2),
+            "word": vocabulary[ranked[0]],
+            "logprob": scores[ranked[0]],
+            "margin": round(scores[ranked[0]] - second, 3),
+        })  # fmt: skip
+    return found

@@ -37,6 +37,7 @@ from agent.planners.base import (
 )
 from agent.planners.offline_confidence import Calibration, family_of, fitted
 from agent.planners.offline_evidence import collect_evidence, flatten_sources
+from agent.planners.offline_expected import answer_expected
 from agent.planners.offline_findings import finding_for
 from agent.planners.offline_scoring import SOURCE_TOOL, SourceScore, score_choices
 from agent.planners.offline_situation import Situation, read_situation
@@ -170,7 +171,7 @@ class OfflinePlanner:
         verify = _verification(situation, decision)
         if verify is not None:
             yield verify
-        answer = self._final(qtype, situation, decision)
+        answer = self._final(qtype, situation, decision, off=set(qtype.tools) - available)
         for chunk in _sentences(answer.rationale):
             yield TextDelta(chunk)
         yield answer
@@ -275,13 +276,20 @@ class OfflinePlanner:
         situation: Situation,
         decision: Decision,
         uniform: bool = False,
+        off: set[str] | None = None,
     ) -> FinalAnswer:
         failed = [name for name, data in situation.results if data.get("_error")]
         notes = f" ({', '.join(failed)} failed.)" if failed else ""
         choices = situation.choices
         if not choices:
             evidence = collect_evidence(situation.results)
-            worded = answer_in_words(
+            stt = "failed" if "transcribe" in failed else ""
+            stt = "off" if "transcribe" in (off or ()) else stt
+            speech_asked = qtype.kind == "speech_content" and "transcribe" in qtype.tools
+            worded = answer_expected(
+                qtype.expect, speech_asked, situation.question, evidence, stt,
+                describe(qtype.kind, evidence),
+            ) or answer_in_words(
                 qtype.ask, qtype.kind, situation.question, evidence, decision.finding,
                 self.similarity,
             )  # fmt: skip

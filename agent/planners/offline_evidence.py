@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.answer import tokens
+from agent.speech_loops import cut_loop
 
 Timed = tuple[float, float, str]  # (start, end, word or text)
 Utterance = tuple[float, float, str, list[Timed]]  # a span, its text and its timed words
@@ -47,6 +48,11 @@ class Evidence:
     speakers: dict[str, Any] | None = None  # the speakers tool's data
     # how sure whisper was of what it heard: the mean token probability of its transcript
     transcript_certainty: float | None = None
+    transcribed: bool = False  # speech-to-text ran (its reading may still be empty)
+    loop_cut: bool = False  # whisper repeated itself and the repeats were cut (speech_loops)
+    # each speech span read as the best word of a closed vocabulary (the ten digits):
+    # (start, end, word, margin of its log-probability over the next best word)
+    span_words: list[tuple[float, float, str, float]] | None = None
 
 
 def flatten_sources(
@@ -68,21 +74,35 @@ def _labels(items: list[dict[str, Any]]) -> Labels:
 
 
 def _read_transcript(data: dict[str, Any], evidence: Evidence, bucket: list[str]) -> None:
-    text = str(data.get("text", "")).strip()
+    """A transcript, with any repetition loop cut (a result stored before the tool cut
+    them, or from another reader): a count must not count the repeats."""
+    loop = cut_loop(str(data.get("text", "")))
+    text = loop.text
+    evidence.transcribed = True
+    evidence.loop_cut = evidence.loop_cut or loop.cut or bool(data.get("loops_cut"))
+    if data.get("span_words") and evidence.span_words is None:
+        evidence.span_words = [
+            (float(w["start"]), float(w["end"]), str(w["word"]), float(w["margin"]))
+            for w in data["span_words"]
+        ]
     for item in data.get("option_scores") or []:
         evidence.option_logprobs[str(item["option"])] = float(item["logprob"])
+    if data.get("per_span"):  # a loop may end any utterance, not only the last one
+        utterances = [_utterance(s) for s in data.get("segments", [])]
+        text = " ".join(u[2] for u in utterances if u[2]).strip() if utterances else text
+        if evidence.utterances is None:
+            evidence.utterances = utterances
     if text and text not in bucket:  # the same transcript may arrive twice
         bucket.append(text)
-    if data.get("per_span") and evidence.utterances is None:
-        evidence.utterances = [
-            (
-                s["start"],
-                s["end"],
-                s["text"],
-                [(w["start"], w["end"], w["word"]) for w in s.get("words", [])],
-            )
-            for s in data.get("segments", [])
-        ]
+
+
+def _utterance(segment: dict[str, Any]) -> Utterance:
+    """One span's reading and its timed words, a repetition loop cut from both."""
+    words = [(w["start"], w["end"], w["word"]) for w in segment.get("words", [])]
+    loop = cut_loop(str(segment["text"]))
+    if loop.cut and len(words) == len(str(segment["text"]).split()):
+        words = words[: loop.kept]
+    return (segment["start"], segment["end"], loop.text, words)
 
 
 def _read_sounds(data: dict[str, Any], evidence: Evidence) -> None:
@@ -114,7 +134,8 @@ def _certainty(tool_data: list[tuple[str, dict[str, Any]]]) -> float | None:
     """How sure whisper was of its transcript (the least sure one, when there are several):
     with word times, the mean probability of its least sure tenth of the words (a misheard
     word is where whisper hesitated); else its mean token probability. A transcript that
-    repeats itself (whisper looping on noise) is not to be trusted at all. None without one."""
+    repeats itself (whisper looping on noise), or whose loop was cut, is not to be trusted at
+    all. None without one."""
     found = []
     for tool, data in flatten_sources(tool_data):
         segments = [s for s in data.get("segments") or [] if "avg_logprob" in s]
@@ -129,7 +150,8 @@ def _certainty(tool_data: list[tuple[str, dict[str, Any]]]) -> float | None:
             weights = [max(0.1, float(s["end"]) - float(s["start"])) for s in segments]
             mean = sum(w * float(s["avg_logprob"]) for w, s in zip(weights, segments, strict=True))
             sure = math.exp(mean / sum(weights))
-        if repeats_itself(str(data.get("text", ""))):
+        text = str(data.get("text", ""))
+        if repeats_itself(text) or cut_loop(text).cut or data.get("loops_cut"):
             sure *= 0.3
         found.append(sure)
     return round(min(found), 3) if found else None

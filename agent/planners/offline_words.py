@@ -81,8 +81,9 @@ def describe(kind: str, evidence: Evidence) -> str:
     if evidence.transcript and kind not in ("speech_content", "speaker", "general"):
         parts.append(f'Speech in it says: "{evidence.transcript}".')
     if evidence.speech_seconds is not None and not evidence.transcript:
+        heard = "nothing was recognised" if evidence.transcribed else "speech-to-text did not run"
         parts.append(
-            f"Speech detected: {evidence.speech_seconds:.1f} s, but nothing was recognised."
+            f"Speech detected: {evidence.speech_seconds:.1f} s, but {heard}."
             if evidence.speech_seconds > 0
             else "No speech was detected in the recording."
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from agent.answer import Similarity
 from agent.number_words import number_value
+from agent.planners.expected_answer import PROMPTS, VOCABULARY, Expect, expected_answer
 from agent.planners.question_focus import (
     Focus,
     OpenAsk,
@@ -91,6 +92,15 @@ TOOLS_FOR_PROPERTY: dict[str, tuple[str, ...]] = {
     "clipping": ("signal_stats",),
 }
 
+EXPECT_REASON = {
+    Expect.NUMBER: "a number",
+    Expect.DIGITS: "a string of digits",
+    Expect.YES_NO: "a yes or a no",
+    Expect.KEY: "a key to press",
+    Expect.NAME: "a name",
+    Expect.TIME: "a time",
+}
+
 DESCRIPTION = {
     "count": "a counting question",
     "order": "about order or timing",
@@ -115,6 +125,7 @@ class QuestionType:
     tools: tuple[str, ...]
     focus: Focus | None = None  # what a counting, order or sequence question is about
     ask: OpenAsk | None = None  # what a question without choices (or yes / no) asks for
+    expect: Expect | None = None  # the kind of answer a question about speech expects
 
 
 def _timed(focus: Focus) -> QuestionType:
@@ -147,6 +158,12 @@ def classify(question: str, choices: Sequence[str]) -> QuestionType:
     focus = focus_of(question, choices)
     if focus is not None:
         return _timed(focus)
+    expect = expected_answer(question)
+    if expect is not None:  # a number, a key to press, a name said: listen for that
+        tools = TOOLS_FOR["speech_content"]
+        reason = f"it expects {EXPECT_REASON[expect]} said in the recording"
+        said = None if choices else OpenAsk("said", "speech")
+        return QuestionType("speech_content", reason, tools, ask=said, expect=expect)
     text = question.lower()
     ask = open_ask(question) if not choices or is_yes_no_choices(choices) else None
     if ask is not None and ask.form == "property":  # no choices, or yes and no
@@ -212,8 +229,22 @@ def tool_arguments(
         if qtype.focus.numeric:
             return {**timed, "prompt": DIGIT_PROMPT}
         return timed
+    if name == "transcribe" and qtype.expect is not None and not choices:
+        return expected_arguments(qtype.expect)
     if name == "transcribe" and qtype.kind == "speech_content" and choices:
         return {"prompt": ", ".join(choices), "options": list(choices)}
     if name == "transcribe" and qtype.ask is not None and qtype.ask.form == "said":
         return {"word_timestamps": True}  # each word's probability: where whisper hesitated
     return {}
+
+
+def expected_arguments(expect: Expect) -> dict[str, object]:
+    """Speech-to-text asked for what the question expects: digits one utterance at a time,
+    biased to the digit words and each also read as the best of the ten (a constrained
+    pass); a yes or no biased to those words; a key, a name, a time with word times."""
+    arguments: dict[str, object] = {"word_timestamps": True}
+    if expect in VOCABULARY:
+        arguments = {"per_span": True, "vocabulary": list(VOCABULARY[expect])}
+    if expect in PROMPTS:
+        arguments["prompt"] = PROMPTS[expect]
+    return arguments
