@@ -50,7 +50,7 @@ async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, to
     audio_id = service.upload_file(tone_wav, owner=DEFAULT_OWNER).id
     counts = {}
     for size in (2, 12):
-        conv = service.store.create_conversation()
+        conv = service.store.conversations.create_conversation()
         for i in range(size):
             events = await _ask(service, conv.id, audio_id, f"question {i}?")
             assert events[-1].type == "run_finished"
@@ -75,7 +75,7 @@ async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, to
 async def test_unanswered_questions_are_left_out_of_the_history(tmp_path, tone_wav):
     service = _service(tmp_path)
     audio_id = service.upload_file(tone_wav, owner=DEFAULT_OWNER).id
-    conv = service.store.create_conversation()
+    conv = service.store.conversations.create_conversation()
     await _ask(service, conv.id, audio_id, "first?")
     service.prepare(
         conv.id, AskRequest(question="never run?", audio_id=audio_id), owner=DEFAULT_OWNER

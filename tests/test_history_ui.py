@@ -44,7 +44,7 @@ def ui(tmp_path: Path) -> Iterator[Any]:
 
 async def _conversation(ui: Any, audio_id: str, count: int) -> str:
     service = ui.context.service
-    conv = service.store.create_conversation()
+    conv = service.store.conversations.create_conversation()
     for i in range(count):
         ask = AskRequest(question=f"question {i}?", audio_id=audio_id, planner="scripted")
         request, _ = service.prepare(conv.id, ask, owner=DEFAULT_OWNER)

@@ -86,14 +86,14 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.get("/conversations")
     def list_conversations(owner: str = Depends(current_owner)) -> list[ConversationInfo]:
-        return service.store.list_conversations(owner)
+        return service.store.conversations.list_conversations(owner)
 
     @router.post("/conversations", status_code=201)
     def create_conversation(
         body: NewConversation | None = None, owner: str = Depends(current_owner)
     ) -> ConversationInfo:
         title = check_title((body or NewConversation()).title, service.settings.limits)
-        return service.store.create_conversation(title, owner=owner)
+        return service.store.conversations.create_conversation(title, owner=owner)
 
     @router.get("/conversations/{conversation_id}")
     def get_conversation(
@@ -111,7 +111,9 @@ def build_router(service: AgentService) -> APIRouter:
         views = service.conversation_view(
             conversation_id, owner=owner, events=False, last_messages=last
         )
-        total = len(views) if last is None else service.store.count_messages(conversation_id)
+        total = (
+            len(views) if last is None else service.store.messages.count_messages(conversation_id)
+        )
         return {
             "conversation": conv.model_dump(mode="json"),
             "total_messages": total,
@@ -130,7 +132,7 @@ def build_router(service: AgentService) -> APIRouter:
     ) -> ConversationInfo:
         service.conversation_or_404(conversation_id, owner=owner)
         title = check_title(body.title, service.settings.limits)
-        renamed = service.store.rename_conversation(conversation_id, title, owner)
+        renamed = service.store.conversations.rename_conversation(conversation_id, title, owner)
         assert renamed is not None
         return renamed
 
@@ -143,7 +145,7 @@ def build_router(service: AgentService) -> APIRouter:
     def export(conversation_id: str, owner: str = Depends(current_owner)) -> JSONResponse:
         service.conversation_or_404(conversation_id, owner=owner)
         return JSONResponse(
-            service.store.conversation_export(conversation_id, owner),
+            service.store.export.conversation_export(conversation_id, owner),
             headers={
                 "Content-Disposition": f'attachment; filename="conversation-{conversation_id}.json"'
             },
@@ -238,7 +240,7 @@ def build_router(service: AgentService) -> APIRouter:
         info = service.run_or_404(run_id, owner=owner)
         return {
             "run": info.public(),
-            "events": [e.model_dump(mode="json") for e in service.store.run_events(run_id)],
+            "events": [e.model_dump(mode="json") for e in service.store.runs.run_events(run_id)],
         }
 
     @router.get("/runs/{run_id}/events", response_model=None)
@@ -260,7 +262,7 @@ def build_router(service: AgentService) -> APIRouter:
                 media_type="text/event-stream",
                 headers=SSE_HEADERS,
             )
-        events = await asyncio.to_thread(service.store.run_events, run_id, after)
+        events = await asyncio.to_thread(service.store.runs.run_events, run_id, after)
         return [e.model_dump(mode="json") for e in events]
 
     @router.post("/runs/{run_id}/stop")
@@ -318,7 +320,7 @@ async def follow_sse(
             yield frame(RunFailed(run_id=run_id, seq=seq, kind=fault.kind, message=fault.message))
         return
     for run_id in [r for r in run_ids if r not in ended]:
-        info = await asyncio.to_thread(service.store.get_run, run_id)
+        info = await asyncio.to_thread(service.store.runs.get_run, run_id)
         if info is not None and info.status != "running":
             continue  # its end is stored (before ``after``, or sent another way)
         seq = last.get(run_id, after) + 1

@@ -45,7 +45,7 @@ class RunAdmission(RunEventWriter):
                 raise RunRefused(refused[0], refused[1] or self._retry_estimate(0))
             now = datetime.now(UTC)
             day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-            activity = self.store.owner_activity(owner, now - timedelta(minutes=1), day_start)
+            activity = self.store.runs.owner_activity(owner, now - timedelta(minutes=1), day_start)
             reserved = self._owner_reserved.get(owner, 0)
             per_minute = limits.owner_runs_per_minute
             if per_minute and activity.runs_recent + reserved + count > per_minute:
@@ -101,7 +101,7 @@ class RunAdmission(RunEventWriter):
         await self._drain(live)  # this run's own latest costs count too
         now = datetime.now(UTC)
         day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-        activity = await self._in_db(self.store.owner_activity, live.owner, now, day_start)
+        activity = await self._in_db(self.store.runs.owner_activity, live.owner, now, day_start)
         if activity.spent_today_usd >= usd:
             return spend_message(usd, activity.spent_today_usd)
         return None

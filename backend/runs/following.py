@@ -50,7 +50,9 @@ class RunFollowing(RunManagerBase):
                 stored.update(
                     await loop.run_in_executor(
                         self._db,
-                        lambda: {r: self.store.run_events(r, after=last[r]) for r in elsewhere},
+                        lambda: {
+                            r: self.store.runs.run_events(r, after=last[r]) for r in elsewhere
+                        },
                     )
                 )
             for run_id in run_ids:
@@ -80,7 +82,7 @@ class RunFollowing(RunManagerBase):
                         # a status that is no longer "running" hold that end.
                         running = await self._still_running(run_id)
                         events = await loop.run_in_executor(
-                            self._db, self.store.run_events, run_id, last[run_id]
+                            self._db, self.store.runs.run_events, run_id, last[run_id]
                         )
                         for event in events:
                             last[run_id] = event.seq
@@ -106,6 +108,6 @@ class RunFollowing(RunManagerBase):
 
     async def _still_running(self, run_id: str) -> bool:
         info = await asyncio.get_running_loop().run_in_executor(
-            self._db, self.store.get_run, run_id
+            self._db, self.store.runs.get_run, run_id
         )
         return info is not None and info.status == "running"

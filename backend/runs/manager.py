@@ -169,7 +169,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
         """At start-up: close this worker's runs left by an earlier life (a stable
         ``AUDIO_AGENT_WORKER_ID``), runs of no worker, and runs whose lease expired when
         their process is dead (``backend.runs.leases``: a paused one keeps them)."""
-        closed = self.store.mark_interrupted_runs(  # no lease is that old: own and unowned
+        closed = self.store.runs.mark_interrupted_runs(  # no lease is that old: own and unowned
             worker_id=self.worker_id, lease_s=leases.NEVER_S
         )
         return closed + leases.sweep(
@@ -224,7 +224,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
                 await asyncio.to_thread(self._warm_planners)
             await asyncio.to_thread(sdk_warm_up.warm_up)
             await asyncio.gather(
-                self._in_db(self.store.warm_up), self._in_db(self.store.run_events, "")
+                self._in_db(self.store.warm_up), self._in_db(self.store.runs.run_events, "")
             )
             await asyncio.to_thread(int)
         except Exception as exc:  # noqa: BLE001 - only an optimisation
@@ -242,7 +242,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
                 if self._unstored:  # runs that ended here while storage failed
                     await self._in_db(self._store_unstored_ends)
                 if self._live or self._unstored:
-                    await self._in_db(self.store.heartbeat, self.worker_id)
+                    await self._in_db(self.store.runs.heartbeat, self.worker_id)
                 if tick % sweep_every == 0:
                     closed = await self._in_db(
                         leases.sweep,

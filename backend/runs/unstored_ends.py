@@ -66,7 +66,7 @@ class UnstoredEnds(RunEventWriter):
     def _store_end(self, end: ev.RunFailed) -> None:
         """Store a kept end (in a database thread); the storage's error when it fails."""
         with contextlib.suppress(LookupError):  # closed by another process, or deleted
-            self.store.append_events([end])
+            self.store.runs.append_events([end])
             log.info("run %s: its end (%s) is stored now", end.run_id, end.kind)
         with self._lock:
             self._unstored.pop(end.run_id, None)

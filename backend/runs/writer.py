@@ -40,7 +40,7 @@ class RunEventWriter(RunManagerBase):
             return
         known = known or {}
         try:
-            infos = [known.get(r) or self.store.get_run(r) for r in group.run_ids]
+            infos = [known.get(r) or self.store.runs.get_run(r) for r in group.run_ids]
             group.on_end([i for i in infos if i is not None])
         except Exception:  # noqa: BLE001
             log.exception("after runs %s", ", ".join(group.run_ids))
@@ -111,7 +111,7 @@ class RunEventWriter(RunManagerBase):
         trip back through the manager's loop. The last batch of the last run of a question
         to end also runs its group's ``on_end`` first, and then tells the followers that
         the run has ended (they need not wait for ``_end``)."""
-        info = self.store.append_events(batch)
+        info = self.store.runs.append_events(batch)
         live.stored_seq = batch[-1].seq
         group = live.group
         ended = batch[-1].type in ev.TERMINAL_TYPES
@@ -131,7 +131,7 @@ class RunEventWriter(RunManagerBase):
     async def _publish_stored_end(self, live: LiveRun) -> None:
         """The terminal event another process stored for this run, to its followers here."""
         try:
-            stored = await self._in_db(self.store.run_events, live.run_id, live.stored_seq)
+            stored = await self._in_db(self.store.runs.run_events, live.run_id, live.stored_seq)
         except Exception:  # noqa: BLE001 - followers still see the stream end
             log.exception("reading how run %s ended failed", live.run_id)
             return

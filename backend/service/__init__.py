@@ -89,7 +89,7 @@ class AgentService(
             max_bytes=int(settings.max_upload_mb * 1024 * 1024),
             max_seconds=settings.max_audio_minutes * 60,
         )
-        self.cache = SqlToolCache(store)
+        self.cache = SqlToolCache(store.tool_cache)
         self.model_checks = SharedChecks()  # the doctor's real calls, at most once per ttl
         self.runs = RunManager(
             store,

@@ -39,21 +39,21 @@ class ServiceBase:
 
     def audio_or_404(self, audio_id: str, *, owner: str) -> AudioInfo:
         """``owner``'s recording; 404 alike for a missing id and someone else's."""
-        info = self.store.get_audio(audio_id, owner)
+        info = self.store.recordings.get_audio(audio_id, owner)
         if info is None:
             raise ServiceError(f"No audio {audio_id}.", status=404)
         return info
 
     def conversation_or_404(self, conversation_id: str, *, owner: str) -> ConversationInfo:
         """``owner``'s conversation; 404 alike for a missing id and someone else's."""
-        conv = self.store.get_conversation(conversation_id, owner)
+        conv = self.store.conversations.get_conversation(conversation_id, owner)
         if conv is None:
             raise ServiceError(f"No conversation {conversation_id}.", status=404)
         return conv
 
     def run_or_404(self, run_id: str, *, owner: str) -> RunInfo:
         """A run of ``owner``'s conversations; 404 alike for a missing id and someone else's."""
-        info = self.store.get_run(run_id, owner)
+        info = self.store.runs.get_run(run_id, owner)
         if info is None:
             raise ServiceError(f"No run {run_id}.", status=404)
         return info

@@ -91,16 +91,16 @@ class ConversationService(ServiceBase):
         end: ``RunView.complete`` False), so that the events read do not grow with the
         number of questions."""
         self.conversation_or_404(conversation_id, owner=owner)
-        messages = self.store.list_messages(conversation_id, last_messages)
+        messages = self.store.messages.list_messages(conversation_id, last_messages)
         first = messages[0].position if messages and last_messages is not None else None
-        runs = self.store.conversation_runs(conversation_id, first)
+        runs = self.store.runs.conversation_runs(conversation_id, first)
         asked = [m.id for m in messages if m.role == "user"]
         full = set(asked if full_last is None else asked[max(0, len(asked) - full_last) :])
         stored: dict[str, list[ev.Event]] = {}
         if events:
-            stored = self.store.events_for_runs(r.id for m in full for r in runs.get(m, []))
+            stored = self.store.runs.events_for_runs(r.id for m in full for r in runs.get(m, []))
             rest = [r.id for m in asked if m not in full for r in runs.get(m, [])]
-            stored.update(self.store.events_for_runs(rest, SUMMARY_EVENT_TYPES))
+            stored.update(self.store.runs.events_for_runs(rest, SUMMARY_EVENT_TYPES))
         views = []
         for message in messages:
             infos = runs.get(message.id, []) if message.role == "user" else []

@@ -35,55 +35,59 @@ class OwnedStore:
         self.owner = owner
 
     def list_conversations(self) -> list[ConversationInfo]:
-        return self._store.list_conversations(self.owner)
+        return self._store.conversations.list_conversations(self.owner)
 
     def create_conversation(self, title: str = DEFAULT_TITLE) -> ConversationInfo:
-        return self._store.create_conversation(title, owner=self.owner)
+        return self._store.conversations.create_conversation(title, owner=self.owner)
 
     def get_conversation(self, conversation_id: str) -> ConversationInfo | None:
-        return self._store.get_conversation(conversation_id, self.owner)
+        return self._store.conversations.get_conversation(conversation_id, self.owner)
 
     def rename_conversation(self, conversation_id: str, title: str) -> ConversationInfo | None:
-        return self._store.rename_conversation(conversation_id, title, self.owner)
+        return self._store.conversations.rename_conversation(conversation_id, title, self.owner)
 
     def delete_conversation(self, conversation_id: str) -> bool:
-        return self._store.delete_conversation(conversation_id, self.owner)
+        return self._store.conversations.delete_conversation(conversation_id, self.owner)
 
     def conversation_export(self, conversation_id: str) -> dict[str, Any]:
-        return self._store.conversation_export(conversation_id, self.owner)
+        return self._store.export.conversation_export(conversation_id, self.owner)
 
     def get_audio(self, audio_id: str) -> AudioInfo | None:
-        return self._store.get_audio(audio_id, self.owner)
+        return self._store.recordings.get_audio(audio_id, self.owner)
 
     def audio_infos(self, audio_ids: Any) -> dict[str, AudioInfo]:
-        return self._store.audio_infos(audio_ids, self.owner)
+        return self._store.recordings.audio_infos(audio_ids, self.owner)
 
     def get_run(self, run_id: str) -> RunInfo | None:
-        return self._store.get_run(run_id, self.owner)
+        return self._store.runs.get_run(run_id, self.owner)
 
     def runs_for_message(self, message_id: str) -> list[RunInfo]:
-        return self._store.runs_for_message(message_id, self.owner)
+        return self._store.runs.runs_for_message(message_id, self.owner)
 
     def run_events(self, run_id: str) -> list[Any]:
-        if self._store.get_run(run_id, self.owner) is None:
+        if self._store.runs.get_run(run_id, self.owner) is None:
             return []
-        return self._store.run_events(run_id)
+        return self._store.runs.run_events(run_id)
 
     def list_messages(self, conversation_id: str) -> list[MessageInfo]:
         if self.get_conversation(conversation_id) is None:
             return []
-        return self._store.list_messages(conversation_id)
+        return self._store.messages.list_messages(conversation_id)
 
     def conversation_audio_names(self, conversation_ids: Any) -> dict[str, list[str]]:
         mine = {c.id for c in self.list_conversations()}
-        return self._store.conversation_audio_names(c for c in conversation_ids if c in mine)
+        return self._store.conversations.conversation_audio_names(
+            c for c in conversation_ids if c in mine
+        )
 
     def running_conversations(self, conversation_ids: Any) -> set[str]:
         mine = {c.id for c in self.list_conversations()}
-        return self._store.running_conversations(c for c in conversation_ids if c in mine)
+        return self._store.conversations.running_conversations(
+            c for c in conversation_ids if c in mine
+        )
 
     def is_shared(self, conversation_id: str) -> bool:
-        return self.get_conversation(conversation_id) is not None and self._store.is_shared(
+        return self.get_conversation(conversation_id) is not None and self._store.shares.is_shared(
             conversation_id
         )
 
@@ -98,7 +102,7 @@ class OwnedAudio:
         self.max_bytes = audio.max_bytes
 
     def get(self, audio_id: str) -> AudioRef | None:
-        info = self._store.get_audio(audio_id, self.owner)
+        info = self._store.recordings.get_audio(audio_id, self.owner)
         ref = self._audio.get(audio_id) if info is not None else None
         return dataclasses.replace(ref, name=info.name) if ref and info else None
 

@@ -63,13 +63,13 @@ class QuestionService(ServiceBase):
         ) -> AsyncIterator[ev.Event]: ...
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
-        return self.store.latest_audio_id(conversation_id)
+        return self.store.messages.latest_audio_id(conversation_id)
 
     def _history(self, conversation_id: str) -> list[PriorTurn]:
         """The planner's view of earlier questions and answers: one query."""
         return [
             PriorTurn(question, answer, choices)
-            for question, choices, answer in self.store.prior_turns(conversation_id)
+            for question, choices, answer in self.store.runs.prior_turns(conversation_id)
         ]
 
     def start_question(
@@ -84,15 +84,19 @@ class QuestionService(ServiceBase):
         (``conversation_id`` None, or not theirs), and prepare its runs (``prepare_many``:
         every check, admission). A conversation made here is deleted again when the question
         is refused, so a refused first question leaves nothing behind (ServiceError)."""
-        conv = self.store.get_conversation(conversation_id, owner) if conversation_id else None
+        conv = (
+            self.store.conversations.get_conversation(conversation_id, owner)
+            if conversation_id
+            else None
+        )
         created = conv is None
         if conv is None:
-            conv = self.store.create_conversation(owner=owner)
+            conv = self.store.conversations.create_conversation(owner=owner)
         try:
             requests, message = self.prepare_many(conv.id, ask, contenders, owner=owner)
         except BaseException:
             if created:
-                self.store.delete_conversation(conv.id, owner)
+                self.store.conversations.delete_conversation(conv.id, owner)
             raise
         return StartedQuestion(conv.id, created, requests, message)
 
@@ -157,7 +161,7 @@ class QuestionService(ServiceBase):
         if not audio_id:
             raise ServiceError("Upload or record audio first.")
         ref = self.audio.get(audio_id)
-        owned = self.store.get_audio(audio_id, owner)
+        owned = self.store.recordings.get_audio(audio_id, owner)
         if ref is None or owned is None:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
         ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
@@ -198,7 +202,7 @@ class QuestionService(ServiceBase):
         """The name of a conversation still without a title: its first question and its
         recording, distinct from the owner's other titles (``backend.service.titles``)."""
         plain = plain_title(question, audio_name)
-        return distinct(plain, self.store.titles_from(owner, plain, conversation_id))
+        return distinct(plain, self.store.conversations.titles_from(owner, plain, conversation_id))
 
     def _record(
         self,
@@ -229,7 +233,7 @@ class QuestionService(ServiceBase):
             )
             for planner, (_, strategy) in zip(planners, contenders, strict=True)
         ]
-        message, _ = self.store.add_question(
+        message, _ = self.store.messages.add_question(
             conversation_id,
             question,
             choices,

@@ -41,13 +41,13 @@ class RunService(ServiceBase):
                 info = infos[0]
                 if info.answer_text is not None:
                     text = info.answer_choice or info.answer_text
-                    self.store.add_message(conversation_id, "assistant", text)
+                    self.store.messages.add_message(conversation_id, "assistant", text)
             elif not any(i.status in ("cancelled", "interrupted") for i in infos):
                 summary = self.compare_summary([i.id for i in infos])
-                self.store.add_message(conversation_id, "assistant", summary.headline)
+                self.store.messages.add_message(conversation_id, "assistant", summary.headline)
 
         if owner is None:
-            conv = self.store.get_conversation(conversation_id)
+            conv = self.store.conversations.get_conversation(conversation_id)
             owner = conv.owner if conv is not None else DEFAULT_OWNER
         ticket = self._tickets.pop(requests[0].run_id, None) if requests else None
         try:
@@ -67,9 +67,11 @@ class RunService(ServiceBase):
 
     def live_runs(self, conversation_id: str) -> list[RunInfo]:
         """Runs of the conversation's latest question that are still running."""
-        for message in reversed(self.store.list_messages(conversation_id)):
+        for message in reversed(self.store.messages.list_messages(conversation_id)):
             if message.role == "user":
-                return [r for r in self.store.runs_for_message(message.id) if r.status == "running"]
+                return [
+                    r for r in self.store.runs.runs_for_message(message.id) if r.status == "running"
+                ]
         return []
 
     async def stream(
@@ -95,10 +97,10 @@ class RunService(ServiceBase):
     def compare_summary(self, run_ids: list[str]) -> CompareSummary:
         """Each sibling run's answer (its confidence, and whether it was a best guess), cost
         and time; whether they agree; the majority."""
-        answers = self.store.events_for_runs(run_ids, ("answer",))
+        answers = self.store.runs.events_for_runs(run_ids, ("answer",))
         rows = []
         for run_id in run_ids:
-            info = self.store.get_run(run_id)
+            info = self.store.runs.get_run(run_id)
             if info is None:
                 continue
             answer = next((e for e in answers.get(run_id, []) if isinstance(e, ev.Answer)), None)
@@ -107,7 +109,7 @@ class RunService(ServiceBase):
         return CompareSummary.from_rows(rows)
 
     def message_summary(self, message_id: str, *, owner: str) -> CompareSummary:
-        runs = self.store.runs_for_message(message_id, owner)
+        runs = self.store.runs.runs_for_message(message_id, owner)
         if not runs:
             raise ServiceError(f"No runs for message {message_id}.", status=404)
         return self.compare_summary([r.id for r in runs])

@@ -18,24 +18,28 @@ class ShareService(ServiceBase):
         """A new read-only share link token (replacing an older one); only its hash is kept."""
         self.conversation_or_404(conversation_id, owner=owner)
         token = secrets.token_urlsafe(24)  # 192 bits
-        self.store.set_share(conversation_id, share_hash(token))
+        self.store.shares.set_share(conversation_id, share_hash(token))
         return token
 
     def unshare(self, conversation_id: str, *, owner: str) -> bool:
         self.conversation_or_404(conversation_id, owner=owner)
-        return self.store.revoke_share(conversation_id)
+        return self.store.shares.revoke_share(conversation_id)
 
     def share_is_valid(self, token: str, conversation_id: str) -> bool:
         """Whether ``token`` still opens ``conversation_id`` (one primary-key read): what a
         shared view checks on each event, so that stopping sharing ends open views."""
         if not token:
             return False
-        return self.store.shared_conversation_id(share_hash(token)) == conversation_id
+        return self.store.shares.shared_conversation_id(share_hash(token)) == conversation_id
 
     def shared_conversation(self, token: str) -> ConversationInfo:
         """The conversation a share token opens; 404 for an unknown or revoked token."""
-        conversation_id = self.store.shared_conversation_id(share_hash(token)) if token else None
-        conv = self.store.get_conversation(conversation_id) if conversation_id else None
+        conversation_id = (
+            self.store.shares.shared_conversation_id(share_hash(token)) if token else None
+        )
+        conv = (
+            self.store.conversations.get_conversation(conversation_id) if conversation_id else None
+        )
         if conv is None:
             raise ServiceError("No such share link (it may have been revoked).", status=404)
         return conv

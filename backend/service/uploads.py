@@ -17,7 +17,7 @@ class UploadService(ServiceBase):
 
     def stored_bytes(self, owner: str) -> int:
         """What ``owner`` keeps on disk: recordings, and page uploads no recording counts."""
-        return self.store.stored_bytes(owner) + self.upload_files.bytes_of(owner)
+        return self.store.recordings.stored_bytes(owner) + self.upload_files.bytes_of(owner)
 
     def upload(
         self,
@@ -36,7 +36,7 @@ class UploadService(ServiceBase):
         # The same bytes again cost nothing, if this owner has them already (another
         # owner's copy must not show: no existence oracle through the quota).
         digest = sha256_bytes(data)
-        known = self.store.get_audio(digest, owner) is not None
+        known = self.store.recordings.get_audio(digest, owner) is not None
         self.upload_quota.admit(
             owner, len(data), already_stored=known, counted=counted, address=address
         )
@@ -55,12 +55,12 @@ class UploadService(ServiceBase):
             keeps = len(data) + int(ref.duration_s * DECODED_BYTES_PER_S)
             refused = self.upload_quota.stored_refusal(owner, keeps, counted)
             if refused is not None:
-                if not existed and self.store.get_audio(ref.id) is None:
+                if not existed and self.store.recordings.get_audio(ref.id) is None:
                     self.audio.delete(ref.id)  # stored just now, for nobody else
                 raise ServiceError(refused.detail, refused.status)
-        self.store.add_audio(ref, size_bytes=len(data))
-        self.store.add_audio_ref(owner, ref.id, Path(name).name if name else "")
-        info = self.store.get_audio(ref.id, owner)
+        self.store.recordings.add_audio(ref, size_bytes=len(data))
+        self.store.recordings.add_audio_ref(owner, ref.id, Path(name).name if name else "")
+        info = self.store.recordings.get_audio(ref.id, owner)
         assert info is not None
         return info
 
