@@ -152,7 +152,7 @@ async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
     audio_id = service.upload_file(_silence(folder)).id
     times = []
     for _ in range(reps + WARM_REPS):
-        conv = service.store.conversations.create_conversation()
+        conv = service.data.create_conversation()
         _clear_tool_cache(service)
         ask = AskRequest("q?", audio_id=audio_id, planner="scripted", budget=calls)
         begun = time.perf_counter()
@@ -360,7 +360,7 @@ async def _cache_runs(folder: Path) -> tuple[float, float]:
     audio_id = service.upload_file(digit if digit.is_file() else _silence(folder)).id
     times = []
     for _ in range(2):
-        conv = service.store.conversations.create_conversation()
+        conv = service.data.create_conversation()
         ask = AskRequest("Which number is spoken?", audio_id=audio_id, planner="offline")
         begun = time.perf_counter()
         request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)

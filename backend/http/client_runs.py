@@ -79,13 +79,11 @@ def find_conversation(
     # named after its first question (and recording, backend.service.titles), perhaps with " (2)"
     begins = conversation_title(first_question, None, ())
     candidates = [
-        c
-        for c in service.store.conversations.list_conversations(owner)
-        if c.title.startswith(begins)
+        c for c in service.data_of(owner).list_conversations() if c.title.startswith(begins)
     ]
     for conversation in candidates[:10]:
         users = [
-            m for m in service.store.messages.list_messages(conversation.id) if m.role == "user"
+            m for m in service.data_of(owner).list_messages(conversation.id) if m.role == "user"
         ]
         if not users or users[0].text != first_question:
             continue
@@ -116,7 +114,7 @@ def start_question(
     )
     created = conversation_id is None
     if conversation_id is None:
-        conversation_id = service.store.conversations.create_conversation(owner=owner).id
+        conversation_id = service.data_of(owner).create_conversation().id
     return _start(service, owner, ask, conversation_id, created)
 
 
@@ -133,7 +131,7 @@ def _start(
         run_ids = service.start_runs(conversation_id, [request], owner=owner)
     except BaseException:
         if created:  # refused: leave no empty conversation behind
-            service.store.conversations.delete_conversation(conversation_id, owner)
+            service.data_of(owner).delete_conversation(conversation_id)
         raise
     return Started(run_ids[0], conversation_id)
 
@@ -186,10 +184,10 @@ def _tool_call_conversation(
 ) -> tuple[str, bool]:
     """The owner's conversation of tool calls on this recording (id, whether just made)."""
     title = make_title(TOOL_CALLS_TITLE.format(name=audio.name or audio.id[:12]))
-    for conversation in service.store.conversations.list_conversations(owner):
+    for conversation in service.data_of(owner).list_conversations():
         if conversation.title == title:
             return conversation.id, False
-    return service.store.conversations.create_conversation(title, owner=owner).id, True
+    return service.data_of(owner).create_conversation(title).id, True
 
 
 # -- outcomes ---------------------------------------------------------------------------------

@@ -3,20 +3,34 @@ followed, stopped, and compared when siblings answer one question."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from agent import events as ev
 from agent.context import RunRequest
+from agent.registry import Registry
 from backend.errors import ServiceError
-from backend.runs.manager import RunRefused
-from backend.service.base import ServiceBase
+from backend.runs.manager import RunManager, RunRefused, Ticket
 from backend.service.compare_summary import CompareSummary, summary_row
+from storage import Store
 from storage.models import DEFAULT_OWNER
 from storage.schemas import RunInfo
 
 
-class RunService(ServiceBase):
-    """The runs part of ``AgentService``."""
+class RunService:
+    """The runs part of ``AgentService``. ``take_ticket``: the admission of a prepared
+    question (the questions part keeps them until its runs start)."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: Registry,
+        manager: RunManager,
+        take_ticket: Callable[[str], Ticket | None],
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self._manager = manager
+        self._take_ticket = take_ticket
 
     def start_runs(
         self,
@@ -49,9 +63,9 @@ class RunService(ServiceBase):
         if owner is None:
             conv = self.store.conversations.get_conversation(conversation_id)
             owner = conv.owner if conv is not None else DEFAULT_OWNER
-        ticket = self._tickets.pop(requests[0].run_id, None) if requests else None
+        ticket = self._take_ticket(requests[0].run_id) if requests else None
         try:
-            return self.runs.start(requests, owner=owner, ticket=ticket, on_end=on_end)
+            return self._manager.start(requests, owner=owner, ticket=ticket, on_end=on_end)
         except RunRefused as exc:
             raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
 
@@ -59,11 +73,11 @@ class RunService(ServiceBase):
         self, run_ids: list[str], after: int | dict[str, int] = 0
     ) -> AsyncIterator[ev.Event]:
         """Stored events of runs after ``after``, then live ones until they all end."""
-        return self.runs.follow(run_ids, after)
+        return self._manager.follow(run_ids, after)
 
     def stop_runs(self, run_ids: list[str]) -> list[str]:
         """Stop live runs (status cancelled); returns those that were live here."""
-        return [run_id for run_id in run_ids if self.runs.stop(run_id)]
+        return [run_id for run_id in run_ids if self._manager.stop(run_id)]
 
     def live_runs(self, conversation_id: str) -> list[RunInfo]:
         """Runs of the conversation's latest question that are still running."""
