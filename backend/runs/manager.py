@@ -36,11 +36,10 @@ API for other parts (the API routes, the Gradio UI, the benchmarks)::
     manager.stop(run_id)                    # Stop: cancelled
     manager.close()                         # shutdown: live runs interrupted
 
-Its parts: ``backend.runs.live_run`` (a live run's record), ``backend.runs.limits`` (limits,
-tickets, refusals), ``backend.runs.writer`` (batched writing and publishing),
-``backend.runs.queue`` (slots), ``backend.runs.admission`` (limits checked),
-``backend.runs.following`` (``follow``) and ``backend.runs.unstored_ends`` (runs whose storage
-failed); this module starts, supervises and stops runs.
+Its parts, a module and an attribute each (see ``RunManager``): ``writer``, ``queue``,
+``admission``, ``following`` and ``unstored`` (``backend.runs.unstored_ends``), over
+``live_run`` (a live run's record), ``limits`` and ``db_threads``; this module starts,
+supervises and stops runs.
 """
 
 from __future__ import annotations
@@ -179,22 +178,19 @@ class RunManager:
     def admit(
         self, owner: str, count: int = 1, *, paid: bool = False, address: str = UNKNOWN
     ) -> Ticket:
-        """``RunAdmission.admit``: check the limits, reserve ``count`` runs (``RunRefused``)."""
+        """Check the limits, reserve ``count`` runs (``RunAdmission.admit``; RunRefused)."""
         return self.admission.admit(owner, count, paid=paid, address=address)
 
     def release(self, ticket: Ticket) -> None:
-        """``RunAdmission.release``: give back what ``admit`` reserved."""
         self.admission.release(ticket)
 
     def follow(
         self, run_ids: Sequence[str], after: int | dict[str, int] = 0
     ) -> AsyncIterator[ev.Event]:
-        """``RunFollowing.follow``: stored events after ``after``, then live ones until every
-        run has ended; from any event loop."""
+        """Stored events, then live ones, until every run ended (``RunFollowing.follow``)."""
         return self.following.follow(run_ids, after)
 
     def unstored_end(self, run_id: str) -> ev.RunFailed | None:
-        """``UnstoredEnds.unstored_end``: the end of a run of this process not stored yet."""
         return self.unstored.unstored_end(run_id)
 
     def _is_closing(self) -> bool:
