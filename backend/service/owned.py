@@ -1,4 +1,4 @@
-"""The service as one owner sees them (what the Gradio handlers use).
+"""The service as one owner sees it (what the Gradio handlers use).
 
 ``OwnedService(service, owner)`` has the service's methods with ``owner`` bound, and its
 ``data`` (``backend.service.owned_data``: the one way the fronts read stored rows) and
