@@ -97,7 +97,7 @@ def create_app(
         json_bytes=int(settings.limits.json_kb * 1024),
         pace=BodyPace(limits.body_timeout_s, limits.min_body_kbps * 1024),
     )
-    identity = identity_for(settings, service.store)
+    identity = identity_for(settings, service)
     auth.install(app, identity, service.clients)
     if identity.login_required:
         login.install(app, identity, settings.login_limits)

@@ -175,7 +175,7 @@ def per_token(base: str, reps: int, tokens: int, folder: Path) -> dict[str, floa
     ]
 
     async def ours() -> tuple[float, list[float]]:
-        conv = service.store.create_conversation()
+        conv = service.data.create_conversation()
         ask = AskRequest(QUESTION, audio_id=audio.id, planner="llama", tools=[])
         started = time.perf_counter()
         request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)

@@ -111,8 +111,8 @@ def _ours(base_url: str, delay: float, stored: bool) -> tuple[Question, Setup, C
     conversations: list[str] = []
 
     def setup() -> None:
-        raw.store.clear_tool_cache()  # every question calls its tools
-        conversations.append(service.store.create_conversation().id)  # no history
+        raw.store.tool_cache.clear_tool_cache()  # every question calls its tools
+        conversations.append(service.data.create_conversation().id)  # no history
 
     def build_stored() -> Any:
         ask = AskRequest(QUESTION, audio_id=audio_id, planner="bench", tools=[*TOOLS])

@@ -130,7 +130,7 @@ def _service(folder: Path, registry: Any) -> Any:
 
 def _clear_tool_cache(service: Any) -> None:
     """Every run calls its tools (the bench measures them, not the cache)."""
-    service._service.store.clear_tool_cache()
+    service._service.store.tool_cache.clear_tool_cache()
 
 
 def _close(service: Any) -> None:
@@ -152,7 +152,7 @@ async def _stored_runs(calls: int, reps: int, folder: Path) -> float:
     audio_id = service.upload_file(_silence(folder)).id
     times = []
     for _ in range(reps + WARM_REPS):
-        conv = service.store.create_conversation()
+        conv = service.data.create_conversation()
         _clear_tool_cache(service)
         ask = AskRequest("q?", audio_id=audio_id, planner="scripted", budget=calls)
         begun = time.perf_counter()
@@ -215,7 +215,7 @@ def section_sse(reps: int, folder: Path) -> None:
                 audio_id = http.post("/api/audio", files={"file": ("s.wav", fh)}).json()["id"]
             for _ in range(reps + 1):
                 conv = http.post("/api/conversations", json={}).json()["id"]
-                app.state.service.store.clear_tool_cache()
+                app.state.service.store.tool_cache.clear_tool_cache()
                 body = {"question": "q?", "audio_id": audio_id, "budget": calls}
                 begun = time.perf_counter()
                 first = None
@@ -360,7 +360,7 @@ async def _cache_runs(folder: Path) -> tuple[float, float]:
     audio_id = service.upload_file(digit if digit.is_file() else _silence(folder)).id
     times = []
     for _ in range(2):
-        conv = service.store.create_conversation()
+        conv = service.data.create_conversation()
         ask = AskRequest("Which number is spoken?", audio_id=audio_id, planner="offline")
         begun = time.perf_counter()
         request, _ = await asyncio.to_thread(service.prepare, conv.id, ask)

@@ -87,8 +87,8 @@ async def with_storage(  # type: ignore[no-untyped-def]
     manager: RunManager, store: Store, conv_id: str, ref, calls: int
 ) -> float:
     req = RunRequest("What animal?", [ref], planner(calls), [instant_tool()], budget=100)
-    message = store.add_message(conv_id, "user", "What animal?", audio_id=ref.id)
-    store.create_run(req.run_id, message.id, "scripted", "react", ["instant"],
+    message = store.messages.add_message(conv_id, "user", "What animal?", audio_id=ref.id)
+    store.runs.create_run(req.run_id, message.id, "scripted", "react", ["instant"],
                      worker_id=manager.worker_id)  # fmt: skip
     begun = time.perf_counter()
     manager.start([req], owner="bench")
@@ -168,12 +168,14 @@ async def in_process(data_dir: Path, wav: Path, repeat: int) -> dict[str, dict[i
     audio = AudioStore(data_dir / "audio")
     ref = audio.add_file(wav)
     store = Store.open(f"sqlite:///{data_dir / 'bench.sqlite3'}")
-    store.add_audio(ref, size_bytes=wav.stat().st_size)
-    conv = store.create_conversation("bench")
+    store.recordings.add_audio(ref, size_bytes=wav.stat().st_size)
+    conv = store.conversations.create_conversation("bench")
     limits = RunLimits(owner_runs_per_minute=0, owner_max_running=0)
     managers = {
         "events": RunManager(store, audio=audio, cache=MemoryToolCache(), limits=limits),
-        "storage": RunManager(store, audio=audio, cache=SqlToolCache(store), limits=limits),
+        "storage": RunManager(
+            store, audio=audio, cache=SqlToolCache(store.tool_cache), limits=limits
+        ),
     }
     out: dict[str, dict[int, list[float]]] = {"loop": {}, "events": {}, "storage": {}}
     try:

@@ -74,7 +74,9 @@ class Bench:
         found = None if fresh else self.records.latest(print_key, owner)
         if found is not None and found.conversation_id is not None:
             return found, False
-        conversation = self.store.create_conversation(f"Benchmark: {name}"[:200], owner=owner)
+        conversation = self.store.conversations.create_conversation(
+            f"Benchmark: {name}"[:200], owner=owner
+        )
         info = self.records.create(
             kind=kind,
             name=name,
@@ -203,7 +205,7 @@ class Bench:
 
     def _rescore(self, row: ResultRow, item: Item, judge: str | None) -> dict[str, Any]:
         assert row.run_id is not None
-        events = self.store.run_events(row.run_id)
+        events = self.store.runs.run_events(row.run_id)
         task = Task(row.id, row.bench_run_id, "", "", item, Config.of(row.config), judge=judge)
         score = self.worker.run_coroutine(self.worker.score(task, events))
         self.records.set_score(row.id, score)

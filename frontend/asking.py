@@ -216,7 +216,7 @@ class AskingHandlers:
             return views.unchanged(self.ctx.page.conversation)
         deadline = time.monotonic() + STOP_WAIT_S
         while stopped and time.monotonic() < deadline:
-            runs = await asyncio.to_thread(lambda: [reads.store.get_run(r) for r in stopped])
+            runs = await asyncio.to_thread(lambda: [reads.data.get_run(r) for r in stopped])
             if all(run is None or run.status != "running" for run in runs):
                 break
             await asyncio.sleep(0.1)

@@ -48,7 +48,7 @@ class ConversationActions:
         except ServiceError as exc:
             gr.Warning(html.escape(str(exc)))
             return views.unchanged(page.sidebar.export)
-        reads.store.rename_conversation(conversation_id or "", title)
+        reads.data.rename_conversation(conversation_id or "", title)
         return {
             **views.conversation_list(page, reads, conversation_id, self.ctx.hidden),
             page.sidebar.export: render_export_link(conversation_id),
@@ -144,7 +144,7 @@ class ConversationActions:
     def share(self, conversation_id: str | None, request: gr.Request | None = None) -> Any:
         """Share: a new read-only link (the old one stops working), shown and copied."""
         owned = self.ctx.owned(request)
-        if not conversation_id or owned.store.get_conversation(conversation_id) is None:
+        if not conversation_id or owned.data.get_conversation(conversation_id) is None:
             gr.Warning("Open or start a conversation first, then share it.")
             return gr.update(value="", visible=False)
         token = owned.share(conversation_id)
@@ -158,7 +158,7 @@ class ConversationActions:
     def unshare(self, conversation_id: str | None, request: gr.Request | None = None) -> Any:
         """Stop sharing: the link ends, also for anyone who has it open."""
         owned = self.ctx.owned(request)
-        if not conversation_id or owned.store.get_conversation(conversation_id) is None:
+        if not conversation_id or owned.data.get_conversation(conversation_id) is None:
             return gr.update(value="", visible=False)
         if owned.unshare(conversation_id):
             gr.Info("Sharing stopped: the link no longer opens this conversation.")

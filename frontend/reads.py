@@ -93,7 +93,7 @@ class ConversationReads:
 
     def __init__(self, service: OwnedService) -> None:
         self.service = service
-        self.store = service.store
+        self.data = service.data
 
     @property
     def owner(self) -> str:
@@ -103,15 +103,15 @@ class ConversationReads:
     def history_entries(self, hidden: Collection[str] = ()) -> list[history.Entry]:
         """The owner's conversations, newest first, with their recordings' names and whether a
         run is still going (three queries); ``hidden``: left out (deleted, still undoable)."""
-        conversations = [c for c in self.store.list_conversations() if c.id not in hidden]
+        conversations = [c for c in self.data.list_conversations() if c.id not in hidden]
         ids = [c.id for c in conversations]
-        names = self.store.conversation_audio_names(ids)
-        running = self.store.running_conversations(ids)
+        names = self.data.conversation_audio_names(ids)
+        running = self.data.running_conversations(ids)
         return history.entries(conversations, names, running)
 
     # -- one conversation ---------------------------------------------------------------------
     def conversation(self, conversation_id: str | None) -> ConversationInfo | None:
-        return self.store.get_conversation(conversation_id) if conversation_id else None
+        return self.data.get_conversation(conversation_id) if conversation_id else None
 
     def opened(
         self, conversation_id: str | None, *, full_last: int | None = FULL_TRACES
@@ -134,26 +134,26 @@ class ConversationReads:
 
     def recordings(self, views: Sequence[MessageView]) -> dict[str, AudioInfo]:
         """The recordings of the conversation's questions (one query, whatever its length)."""
-        return self.store.audio_infos([v.message.audio_id for v in views if v.message.audio_id])
+        return self.data.audio_infos([v.message.audio_id for v in views if v.message.audio_id])
 
     def latest_audio(self, conversation_id: str | None) -> AudioInfo | None:
         """The recording a follow-up question uses (two small reads)."""
         audio_id = self.service.latest_audio_id(conversation_id) if conversation_id else None
-        return self.store.get_audio(audio_id) if audio_id else None
+        return self.data.get_audio(audio_id) if audio_id else None
 
     def audio(self, audio_id: str | None) -> AudioInfo | None:
-        return self.store.get_audio(audio_id) if audio_id else None
+        return self.data.get_audio(audio_id) if audio_id else None
 
     def last_question(self, conversation_id: str | None) -> MessageInfo | None:
         """The conversation's latest question (to edit or ask again)."""
         if self.conversation(conversation_id) is None:
             return None
-        messages = self.store.list_messages(conversation_id or "")
+        messages = self.data.list_messages(conversation_id or "")
         return next((m for m in reversed(messages) if m.role == "user"), None)
 
     # -- one run ------------------------------------------------------------------------------
     def run_events(self, run_id: str | None) -> list[ev.Event]:
-        return self.store.run_events(run_id) if run_id else []
+        return self.data.run_events(run_id) if run_id else []
 
     def run_of(self, conversation_id: str, run_id: str | None) -> list[ev.Event]:
         """The events of a run of this conversation ([] for any other run id)."""
@@ -162,7 +162,7 @@ class ConversationReads:
         views = self.views(conversation_id, events=False)
         if all(r.info.id != run_id for v in views for r in v.runs):
             return []
-        return self.store.run_events(run_id)
+        return self.data.run_events(run_id)
 
     def timeline_figure(self, events: Sequence[ev.Event], short: bool = False) -> go.Figure | None:
         """The run's recording with the spans its tools reported; None without a recording.

@@ -4,7 +4,7 @@ Knows the agent's events (``agent.events``), nothing about HTTP or Gradio.
 
     from storage import Store, SqlToolCache
     store = Store.open("sqlite:///data/audio_agent.sqlite3")   # engine + migrate to head
-    store.mark_interrupted_runs()
+    store.runs.mark_interrupted_runs()
 """
 
 from agent.commands import refuse_unless_command

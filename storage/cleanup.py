@@ -110,8 +110,8 @@ REFERENCE_CHECKS: list[Callable[[Session, set[str]], Iterable[str]]] = [
 
 def purge_conversation(store: Store, conversation_id: str) -> Purged | None:
     """Delete the conversation and what only it used (see module doc); None if not found."""
-    store.cache_writes.flush()  # cache rows still being written are deleted with the rest
-    with store._sessions.begin() as s:
+    store.tool_cache.cache_writes.flush()  # cache rows still being written go with the rest
+    with store.sessions.begin() as s:
         conv = s.get(Conversation, conversation_id, with_for_update=True)
         if conv is None:
             return None
@@ -139,7 +139,7 @@ def purge_conversation(store: Store, conversation_id: str) -> Purged | None:
             purged.audio = [audio_info(r) for r in sorted(rows, key=lambda r: r.id)]
             s.execute(delete(Audio).where(Audio.id.in_(orphans)))
             result = s.execute(delete(ToolCacheEntry).where(ToolCacheEntry.audio_id.in_(orphans)))
-            store.cache_writes.forget(set(orphans))
+            store.tool_cache.cache_writes.forget(set(orphans))
             purged.cache_entries = int(result.rowcount)  # type: ignore[attr-defined]
         return purged
 
@@ -156,7 +156,7 @@ def stale_conversations(store: Store, before: datetime) -> list[str]:
         .where(Conversation.updated_at < before, Conversation.id.not_in(running))
         .order_by(Conversation.updated_at, Conversation.id)
     )
-    with store._sessions() as s:
+    with store.sessions() as s:
         return list(s.scalars(stmt))
 
 
@@ -165,8 +165,8 @@ def expire_unused_uploads(store: Store, before: datetime) -> list[AudioInfo]:
     (a recording uploaded and never asked about) are dropped; recordings left without any
     reference, message or run are deleted with their cached tool results. Returns those
     recordings, whose files the caller removes."""
-    store.cache_writes.flush()
-    with store._sessions.begin() as s:
+    store.tool_cache.cache_writes.flush()
+    with store.sessions.begin() as s:
         used_by_owner = (
             select(Message.audio_id)
             .join(Conversation, Conversation.id == Message.conversation_id)
@@ -201,5 +201,5 @@ def expire_unused_uploads(store: Store, before: datetime) -> list[AudioInfo]:
         rows = list(s.scalars(select(Audio).where(Audio.id.in_(orphans)).with_for_update()))
         s.execute(delete(Audio).where(Audio.id.in_(orphans)))
         s.execute(delete(ToolCacheEntry).where(ToolCacheEntry.audio_id.in_(orphans)))
-        store.cache_writes.forget(set(orphans))
+        store.tool_cache.cache_writes.forget(set(orphans))
         return [audio_info(r) for r in sorted(rows, key=lambda r: r.id)]

@@ -5,18 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from agent.events import parse_event
 from storage.models import Audio, AudioOwnerRef, Conversation, EventRow, Message, Run, utc_now
 from storage.question_reads import conversation_info
 from storage.row_infos import audio_info, message_info, owned_conversation, run_info
-from storage.store_base import StoreBase
+from storage.store_base import engine_of
 
 EXPORT_FORMAT = "audio-agent-conversation/1"
 
 
-class ExportStore(StoreBase):
+class ExportStore:
     """The export part of ``Store``."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._engine = engine_of(sessions)
 
     def conversation_export(self, conversation_id: str, owner: str | None = None) -> dict[str, Any]:
         """The whole conversation as a JSON-serialisable dict (no audio bytes).

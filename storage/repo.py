@@ -3,11 +3,15 @@
 Each method opens one short session and closes it before returning, so one ``Store`` can be
 shared by all threads of the web app. Nothing returned holds on to a session.
 
-``Store`` is composed here of its parts, one module each: conversations
-(``storage.store_conversations``), recordings (``storage.store_recordings``), share links
-(``storage.store_shares``), messages (``storage.store_messages``), runs and events
-(``storage.store_runs``), the export (``storage.conversation_export``) and the tool cache
-(``storage.tool_cache``), all on ``storage.store_base``.
+``Store`` is composed here of its parts, one module each, reached as its attributes:
+``conversations`` (``storage.store_conversations``), ``recordings``
+(``storage.store_recordings``), ``shares`` (``storage.store_shares``), ``messages``
+(``storage.store_messages``), ``runs`` and their events (``storage.store_runs``), ``export``
+(``storage.conversation_export``) and ``tool_cache`` (``storage.tool_cache``). Each part is
+given the sessionmaker and keeps its own state (``storage.store_base`` holds what they share
+as functions: the engine of a sessionmaker, a write retried on conflict); no part inherits
+another's fields or reaches into them. ``store.runs.get_run(...)``, never a flat
+``store.get_run(...)``.
 """
 
 from __future__ import annotations
@@ -16,13 +20,13 @@ from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session, sessionmaker
 
 from agent.events import ToolResult
-from storage.cache_writes import CacheWrites
 from storage.conversation_export import EXPORT_FORMAT, ExportStore
 from storage.db import make_engine, migrate, session_factory
 from storage.models import utc_now
 from storage.question_reads import OwnerActivity
 from storage.row_infos import audio_info
 from storage.run_writes import TITLE_CHARS, make_title, warm_statements
+from storage.store_base import engine_of
 from storage.store_conversations import ConversationStore
 from storage.store_messages import ROLES, MessageStore
 from storage.store_recordings import DECODED_BYTES_PER_S, RecordingStore
@@ -45,21 +49,25 @@ __all__ = [
 ]
 
 
-class Store(
-    ConversationStore,
-    RecordingStore,
-    ShareStore,
-    MessageStore,
-    RunStore,
-    ExportStore,
-    ToolCacheStore,
-):
-    """The app's database. Build with ``Store(sessionmaker)`` or ``Store.open(url)``."""
+class Store:
+    """The app's database. Build with ``Store(sessionmaker)`` or ``Store.open(url)``.
+
+    Composed of its parts, each given the sessionmaker and owning what it keeps (the tool
+    cache its writes behind the runs); reach the data through them, by concept:
+    ``store.conversations``, ``store.recordings``, ``store.shares``, ``store.messages``,
+    ``store.runs`` (and their events), ``store.export`` and ``store.tool_cache``."""
 
     def __init__(self, sessions: sessionmaker[Session]) -> None:
-        self._sessions = sessions
-        # Tool-cache rows and hit counts written behind the runs (storage.cache_writes).
-        self.cache_writes = CacheWrites(self._write_cache)
+        # For the storage modules whose one transaction spans the parts (storage.cleanup).
+        self.sessions = sessions
+        self.engine = engine_of(sessions)
+        self.conversations = ConversationStore(sessions)
+        self.recordings = RecordingStore(sessions)
+        self.shares = ShareStore(sessions)
+        self.messages = MessageStore(sessions)
+        self.runs = RunStore(sessions)
+        self.export = ExportStore(sessions)
+        self.tool_cache = ToolCacheStore(sessions)
 
     @classmethod
     def open(cls, url: str | URL, *, run_migrations: bool = True) -> Store:
@@ -70,7 +78,7 @@ class Store(
         return cls(session_factory(engine))
 
     def close(self) -> None:
-        self.cache_writes.close()
+        self.tool_cache.cache_writes.close()
         self.engine.dispose()
 
     def warm_up(self) -> None:
@@ -90,12 +98,12 @@ class Store(
             finally:
                 transaction.rollback()
         now = utc_now()
-        self.get_conversation("", owner="warm-up")
-        self.audio_infos([""], "warm-up")
-        self.get_audio("", "warm-up")
-        self.titles_from("warm-up", "warm-up")
-        self.prior_turns("")
-        self.owner_activity("warm-up", now, now)
-        self.get_run("")
-        self.run_events("")
-        self.cache_get_many(["", " "])
+        self.conversations.get_conversation("", owner="warm-up")
+        self.recordings.audio_infos([""], "warm-up")
+        self.recordings.get_audio("", "warm-up")
+        self.conversations.titles_from("warm-up", "warm-up")
+        self.runs.prior_turns("")
+        self.runs.owner_activity("warm-up", now, now)
+        self.runs.get_run("")
+        self.runs.run_events("")
+        self.tool_cache.cache_get_many(["", " "])

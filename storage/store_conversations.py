@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, sessionmaker
 
 from storage import question_reads
 from storage.models import (
@@ -20,16 +21,20 @@ from storage.models import (
 from storage.row_infos import owned_conversation
 from storage.run_writes import insert_conversation
 from storage.schemas import ConversationInfo
-from storage.store_base import StoreBase
+from storage.store_base import engine_of
 
 
-class ConversationStore(StoreBase):
+class ConversationStore:
     """The conversations part of ``Store``."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._engine = engine_of(sessions)
 
     def create_conversation(
         self, title: str = DEFAULT_TITLE, owner: str = DEFAULT_OWNER
     ) -> ConversationInfo:
-        with self.engine.begin() as conn:
+        with self._engine.begin() as conn:
             return insert_conversation(conn, title, owner)
 
     def list_conversations(self, owner: str | None = None) -> list[ConversationInfo]:
@@ -79,14 +84,14 @@ class ConversationStore(StoreBase):
             .where(Message.conversation_id.in_(ids), Run.status == "running")
             .distinct()
         )
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             return {row[0] for row in conn.execute(stmt)}
 
     def get_conversation(
         self, conversation_id: str, owner: str | None = None
     ) -> ConversationInfo | None:
         """The conversation; None if there is none, or (``owner`` given) it is someone else's."""
-        with self.engine.connect() as conn:  # a plain row: no session, no ORM object
+        with self._engine.connect() as conn:  # a plain row: no session, no ORM object
             info = question_reads.conversation(conn, conversation_id)
         if info is None or (owner is not None and info.owner != owner):
             return None
@@ -95,7 +100,7 @@ class ConversationStore(StoreBase):
     def titles_from(self, owner: str, prefix: str, except_id: str = "") -> set[str]:
         """``owner``'s conversation titles that begin with ``prefix`` (not ``except_id``'s):
         those a new title must differ from, read without the owner's whole list."""
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             return question_reads.titles_from(conn, owner, prefix, except_id)
 
     def rename_conversation(

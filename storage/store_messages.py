@@ -6,18 +6,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from sqlalchemy import Connection, func, select
+from sqlalchemy.orm import Session, sessionmaker
 
 from storage.models import Message
 from storage.row_infos import message_info
 from storage.run_writes import insert_message, insert_run, new_run_values
 from storage.schemas import MessageInfo, RunInfo
-from storage.store_base import StoreBase
+from storage.store_base import engine_of, retried
 
 ROLES = ("user", "assistant")
 
 
-class MessageStore(StoreBase):
+class MessageStore:
     """The messages part of ``Store``."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._engine = engine_of(sessions)
 
     def add_message(
         self,
@@ -41,7 +46,7 @@ class MessageStore(StoreBase):
             return insert_message(conn, conversation_id, role, text, choice_list, audio_id)
 
         # Two writers may pick the same next position; the unique constraint catches it.
-        return self._retry_on_conflict_plain(write)
+        return retried(self._engine.begin, write)
 
     def add_question(
         self,
@@ -77,7 +82,7 @@ class MessageStore(StoreBase):
             ]
             return message, infos
 
-        return self._retry_on_conflict_plain(write)
+        return retried(self._engine.begin, write)
 
     def list_messages(self, conversation_id: str, last: int | None = None) -> list[MessageInfo]:
         """The conversation's messages in order, or only its ``last`` ones (plain rows, no
@@ -87,13 +92,13 @@ class MessageStore(StoreBase):
             stmt = stmt.order_by(Message.position)
         else:
             stmt = stmt.order_by(Message.position.desc()).limit(max(0, last))
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             rows = [message_info(r) for r in conn.execute(stmt)]  # type: ignore[arg-type]
         return rows if last is None else rows[::-1]
 
     def count_messages(self, conversation_id: str) -> int:
         stmt = select(func.count()).where(Message.conversation_id == conversation_id)
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             return int(conn.scalar(stmt) or 0)
 
     def latest_audio_id(self, conversation_id: str) -> str | None:

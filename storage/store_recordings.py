@@ -7,20 +7,24 @@ from collections.abc import Iterable
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from agent.events import AudioRef
 from storage import question_reads
 from storage.models import Audio, AudioOwnerRef, Conversation, Message, utc_now
 from storage.row_infos import audio_info
 from storage.schemas import AudioInfo
-from storage.store_base import StoreBase
+from storage.store_base import engine_of, retried
 
 DECODED_BYTES_PER_S = 16_000 * 2  # the stored copy of every recording: 16 kHz mono 16-bit
 
 
-class RecordingStore(StoreBase):
+class RecordingStore:
     """The recordings part of ``Store``."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._engine = engine_of(sessions)
 
     def add_audio(self, ref: AudioRef, size_bytes: int) -> None:
         """Record a stored recording; a second call with the same id does nothing."""
@@ -51,10 +55,10 @@ class RecordingStore(StoreBase):
         one), and with that owner's file name and upload time."""
         if owner is None:
             stmt = select(Audio.__table__).where(Audio.id == audio_id)
-            with self.engine.connect() as conn:
+            with self._engine.connect() as conn:
                 row = conn.execute(stmt).first()
             return audio_info(row) if row is not None else None  # type: ignore[arg-type]
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             return question_reads.owned_audio(conn, audio_id, owner)
 
     def audio_infos(self, audio_ids: Iterable[str], owner: str) -> dict[str, AudioInfo]:
@@ -82,7 +86,7 @@ class RecordingStore(StoreBase):
                 )
                 s.flush()
 
-        self._retry_on_conflict(write)
+        retried(self._sessions.begin, write)
 
     def stored_bytes(self, owner: str) -> int:
         """Bytes on disk of the recordings ``owner`` uploaded or uses: the original as

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
 
 from agent.events import Event, RunFailed, parse_event
 from storage import question_reads
@@ -16,18 +16,18 @@ from storage.models import Conversation, EventRow, Message, Run, utc_now
 from storage.question_reads import OwnerActivity
 from storage.row_infos import run_info
 from storage.run_writes import append_batch, as_utc, fold_values, insert_run, new_run_values
-from storage.schemas import MessageInfo, RunInfo
-from storage.store_base import StoreBase
+from storage.schemas import RunInfo
+from storage.store_base import engine_of
 
 INTERRUPTED_ERROR = "interrupted (server stopped)"
 
 
-class RunStore(StoreBase):
+class RunStore:
     """The runs and events part of ``Store``."""
 
-    if TYPE_CHECKING:  # storage.store_messages.MessageStore's, in Store
-
-        def get_message(self, message_id: str) -> MessageInfo | None: ...
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._engine = engine_of(sessions)
 
     def create_run(
         self,
@@ -44,10 +44,12 @@ class RunStore(StoreBase):
         ``worker_id``: the process that runs it; its heartbeat (lease) starts now."""
         values = new_run_values(run_id, message_id, planner, strategy, tools, group_id, worker_id)
         try:  # one plain insert; the foreign key says whether the message exists
-            with self.engine.begin() as conn:
+            with self._engine.begin() as conn:
                 return insert_run(conn, values)
         except IntegrityError as exc:
-            if self.get_message(message_id) is None:
+            with self._sessions() as s:
+                missing = s.get(Message, message_id) is None
+            if missing:
                 raise LookupError(f"No message {message_id!r}") from exc
             raise
 
@@ -78,7 +80,7 @@ class RunStore(StoreBase):
         if any(e.run_id != run_id for e in events):
             raise ValueError("append_events takes the events of one run")
         try:
-            with self.engine.begin() as conn:
+            with self._engine.begin() as conn:
                 return run_info(append_batch(conn, events, require_running=require_running))
         except IntegrityError as exc:
             seqs = ", ".join(str(e.seq) for e in events)
@@ -86,7 +88,7 @@ class RunStore(StoreBase):
 
     def heartbeat(self, worker_id: str) -> int:
         """Refresh the lease of every running run of this worker; returns how many."""
-        with self.engine.begin() as conn:
+        with self._engine.begin() as conn:
             result = conn.execute(
                 update(Run)
                 .where(Run.worker_id == worker_id, Run.status == "running")
@@ -97,7 +99,7 @@ class RunStore(StoreBase):
     def owner_activity(self, owner: str, since: datetime, day_start: datetime) -> OwnerActivity:
         """Runs of ``owner`` created since ``since``, running now, and the cost of the runs
         created since ``day_start`` (spent so far, also by runs still going)."""
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             return question_reads.owner_activity(conn, owner, since, day_start)
 
     def get_run(self, run_id: str, owner: str | None = None) -> RunInfo | None:
@@ -109,7 +111,7 @@ class RunStore(StoreBase):
                 Conversation,
                 (Conversation.id == Message.conversation_id) & (Conversation.owner == owner),
             )
-        with self.engine.connect() as conn:  # a plain row: no session, no ORM object
+        with self._engine.connect() as conn:  # a plain row: no session, no ORM object
             row = conn.execute(stmt).first()
         return run_info(row) if row is not None else None  # type: ignore[arg-type]
 
@@ -140,7 +142,7 @@ class RunStore(StoreBase):
         if from_position is not None:
             stmt = stmt.where(Message.position >= from_position)
         runs: dict[str, list[RunInfo]] = {}
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             for row in conn.execute(stmt):
                 runs.setdefault(row.message_id, []).append(run_info(row))  # type: ignore[arg-type]
         return runs
@@ -150,7 +152,7 @@ class RunStore(StoreBase):
 
         The answer is the first answered run's choice, else its text (what a planner sees as
         the conversation's history)."""
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             return list(question_reads.prior_turns(conn, conversation_id))
 
     def events_for_runs(
@@ -197,7 +199,7 @@ class RunStore(StoreBase):
             )
             .group_by(Run.worker_id)
         )
-        with self.engine.connect() as conn:
+        with self._engine.connect() as conn:
             return {
                 str(worker): (as_utc(beat), as_utc(created))
                 for worker, beat, created in conn.execute(stmt)
@@ -239,7 +241,7 @@ class RunStore(StoreBase):
             run_ids = list(s.scalars(select(Run.id).where(*stale)))
         closed: list[str] = []
         for run_id in run_ids:
-            with self.engine.begin() as conn:
+            with self._engine.begin() as conn:
                 failed = RunFailed(run_id=run_id, seq=1, kind="interrupted", message=message)
                 values = fold_values([failed])
                 values["heartbeat_at"] = None

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, sessionmaker
 
 from storage.models import ShareLink, utc_now
-from storage.store_base import StoreBase
+from storage.store_base import engine_of
 
 
-class ShareStore(StoreBase):
+class ShareStore:
     """The share links part of ``Store``."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._engine = engine_of(sessions)
 
     def set_share(self, conversation_id: str, token_hash: str) -> None:
         """Make ``token_hash`` the conversation's one share link (replacing an older one)."""

@@ -10,18 +10,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy.orm import Session, sessionmaker
 
 from agent.events import ToolResult
 from storage.cache_writes import CacheWrites
 from storage.models import ToolCacheEntry, utc_now
-from storage.store_base import StoreBase
+from storage.store_base import engine_of, retried
 
 
-class ToolCacheStore(StoreBase):
-    """The tool cache part of ``Store``."""
+class ToolCacheStore:
+    """The tool cache part of ``Store``, with the rows and hit counts it writes behind the
+    runs (``cache_writes``)."""
 
-    # Tool-cache rows and hit counts written behind the runs (storage.cache_writes).
-    cache_writes: CacheWrites
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._engine = engine_of(sessions)
+        # Tool-cache rows and hit counts written behind the runs (storage.cache_writes).
+        self.cache_writes = CacheWrites(self._write_cache)
 
     def cache_get(self, key: str) -> ToolResult | None:
         """The cached result for ``key`` (counting a hit), or None."""
@@ -34,7 +39,7 @@ class ToolCacheStore(StoreBase):
         rest = [k for k in dict.fromkeys(keys) if k not in found]
         if rest:
             read: dict[str, tuple[str, ToolResult]] = {}
-            with self.engine.connect() as conn:
+            with self._engine.connect() as conn:
                 for key, audio_id, data in conn.execute(_cache_read(), {"p_keys": rest}):
                     read[key] = (audio_id, ToolResult.model_validate(data))
             self.cache_writes.remember(read)
@@ -62,7 +67,7 @@ class ToolCacheStore(StoreBase):
     ) -> None:
         """One transaction for what ``cache_writes`` gathered: upserts, then hit counts."""
 
-        self._retry_on_conflict_plain(lambda conn: write_cache_rows(conn, rows, hits))
+        retried(self._engine.begin, lambda conn: write_cache_rows(conn, rows, hits))
 
     def cache_hits(self, key: str) -> int | None:
         self.cache_writes.flush()

@@ -250,9 +250,9 @@ def test_history_survives_a_restart_and_interrupted_runs_are_closed(tmp_path, to
         visitor = dict(http.cookies)  # the same browser comes back after the restart
     # a run that was still going when the server died: started, never finished
     store = Store.open(settings.database_url)
-    message = store.add_message(conv["id"], "user", "Cut short?", audio_id=audio_id)
-    store.create_run("r" * 32, message.id, "scripted", "react", [])
-    store.append_event(
+    message = store.messages.add_message(conv["id"], "user", "Cut short?", audio_id=audio_id)
+    store.runs.create_run("r" * 32, message.id, "scripted", "react", [])
+    store.runs.append_event(
         ev.RunStarted(run_id="r" * 32, seq=1, question="Cut short?", planner="scripted")
     )
     store.close()

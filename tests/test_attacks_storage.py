@@ -105,7 +105,7 @@ def test_a_run_whose_end_cannot_be_stored_never_tells_anyone_it_finished(tmp_pat
     engine = app.state.service.store.engine
     limit = page_limit(engine)
     # a batch gathers up to 0.8 s: the last turn's events are all in the run's last batch
-    app.state.service.runs.gather_s = 0.8
+    app.state.service.runs.writer.gather_s = 0.8
     filled = threading.Event()
 
     @event.listens_for(engine, "before_execute")

@@ -46,7 +46,7 @@ def test_attribution_sweep_on_a_local_ray(tmp_path: Path) -> None:
     try:
         stored = BenchRecords(store).results(on_ray["bench_run"])
         assert {r.run_status for r in stored} == {"ok"}
-        worker_ids = {store.get_run(r.run_id or "").worker_id for r in stored}
+        worker_ids = {store.runs.get_run(r.run_id or "").worker_id for r in stored}
         assert len(worker_ids) == 2  # both actors ran questions
     finally:
         store.close()

@@ -95,11 +95,11 @@ def test_a_run_is_stored_as_a_conversation_and_reported(tmp_path: Path, any_db_u
     try:
         info = BenchRecords(store).get(report["bench_run"])
         assert info is not None and info.conversation_id
-        messages = store.list_messages(info.conversation_id)
+        messages = store.messages.list_messages(info.conversation_id)
         assert [m.text for m in messages if m.role == "user"] == [i["question"] for i in ITEMS[:2]]
         rows = BenchRecords(store).results(info.id)
         assert {r.run_status for r in rows} == {"ok"}
-        events = store.run_events(rows[0].run_id or "")
+        events = store.runs.run_events(rows[0].run_id or "")
         assert events[0].type == "run_started" and events[-1].type == "run_finished"
     finally:
         store.close()
@@ -161,7 +161,7 @@ def test_an_interrupted_run_is_run_again_and_an_unscored_one_only_scored(tmp_pat
     try:
         rows = BenchRecords(store).results(first["bench_run"])
         assert rows[0].message_id == dog.message_id and rows[0].run_id != dog.run_id
-        assert len(store.runs_for_message(dog.message_id or "")) == 2  # the same question
+        assert len(store.runs.runs_for_message(dog.message_id or "")) == 2  # the same question
     finally:
         store.close()
 

@@ -51,19 +51,19 @@ async def _run(audio_store: AudioStore, ref, planner, tools, cache) -> list[ev.E
 
 
 def test_put_is_visible_at_once_and_written_in_one_transaction(store: Store) -> None:
-    cache = SqlToolCache(store, owner="alice")
+    cache = SqlToolCache(store.tool_cache, owner="alice")
     keys = [cache_key(AUDIO, "t", {"n": i}, None) for i in range(20)]
     for i, key in enumerate(keys):
         cache.put(key, "t", AUDIO, ToolResult(output=f"r{i}"))
     # visible before (or whether or not) the writer got to it
     assert cache.get(keys[3]).output == "r3"
-    assert store.cache_writes.flush()
+    assert store.tool_cache.cache_writes.flush()
     # another owner's view of the same keys: nothing (keys are scoped)
-    assert SqlToolCache(store, owner="bob").get_many(keys) == {}
+    assert SqlToolCache(store.tool_cache, owner="bob").get_many(keys) == {}
     # after a fresh store (another process) they are in the database
     other = Store.open(store.engine.url)
     try:
-        found = SqlToolCache(other, owner="alice").get_many(keys)
+        found = SqlToolCache(other.tool_cache, owner="alice").get_many(keys)
         assert {k: r.output for k, r in found.items()} == {k: f"r{i}" for i, k in enumerate(keys)}
     finally:
         other.close()
@@ -94,21 +94,21 @@ def test_the_writer_gathers_and_a_flush_does_not_wait_for_it() -> None:
 
 
 def test_hits_are_counted_behind_and_errors_never_stored(store: Store) -> None:
-    cache = SqlToolCache(store)
+    cache = SqlToolCache(store.tool_cache)
     key = cache_key(AUDIO, "t", {}, None)
     cache.put(key, "t", AUDIO, ToolResult(output="ok"))
     for _ in range(3):
         assert cache.get(key).output == "ok"
     assert cache.get_many([key, "missing"]).keys() == {key}
-    assert store.cache_hits(key) == 4  # flushes first
+    assert store.tool_cache.cache_hits(key) == 4  # flushes first
     bad = cache_key(AUDIO, "t", {"bad": 1}, None)
     cache.put(bad, "t", AUDIO, ToolResult(output="", error="timed out"))
-    assert cache.get(bad) is None and store.cache_hits(bad) is None
+    assert cache.get(bad) is None and store.tool_cache.cache_hits(bad) is None
 
 
 def test_a_failed_write_is_logged_and_the_writer_goes_on(store: Store, caplog) -> None:
-    cache = SqlToolCache(store)
-    real = store.cache_writes._write
+    cache = SqlToolCache(store.tool_cache)
+    real = store.tool_cache.cache_writes._write
     calls = []
 
     def flaky(rows, hits):
@@ -117,20 +117,20 @@ def test_a_failed_write_is_logged_and_the_writer_goes_on(store: Store, caplog) -
             raise RuntimeError("disk full")
         real(rows, hits)
 
-    store.cache_writes._write = flaky
+    store.tool_cache.cache_writes._write = flaky
     with caplog.at_level(logging.WARNING, logger="audio_agent.cache"):
         cache.put("a" * 64, "t", AUDIO, ToolResult(output="lost"))
-        assert store.cache_writes.flush()
+        assert store.tool_cache.cache_writes.flush()
         cache.put("b" * 64, "t", AUDIO, ToolResult(output="kept"))
-        assert store.cache_writes.flush()
+        assert store.tool_cache.cache_writes.flush()
     assert "disk full" in caplog.text
     other = Store.open(store.engine.url)  # another process: only what was written
     try:
-        assert other.cache_get("a" * 64) is None  # dropped: computed again there
-        assert other.cache_get("b" * 64).output == "kept"
+        assert other.tool_cache.cache_get("a" * 64) is None  # dropped: computed again there
+        assert other.tool_cache.cache_get("b" * 64).output == "kept"
     finally:
         other.close()
-    assert store.cache_get("a" * 64).output == "lost"  # still in this process's memory
+    assert store.tool_cache.cache_get("a" * 64).output == "lost"  # still in this process's memory
 
 
 async def test_a_turn_reads_the_cache_once_and_never_writes_on_the_loop(
@@ -139,7 +139,7 @@ async def test_a_turn_reads_the_cache_once_and_never_writes_on_the_loop(
     audio_store = AudioStore(tmp_path / "audio")
     ref = audio_store.add_file(tone_wav)
     tool = ScriptedTool("t")
-    cache = SqlToolCache(store, owner="alice")
+    cache = SqlToolCache(store.tool_cache, owner="alice")
     calls = [("t", {"n": i}) for i in range(20)]
     seen: list[str] = []
     stop = _statements(store.engine, seen)
@@ -167,9 +167,9 @@ async def test_a_turn_reads_the_cache_once_and_never_writes_on_the_loop(
 
 
 def test_clearing_forgets_what_memory_holds(store: Store) -> None:
-    cache = SqlToolCache(store)
+    cache = SqlToolCache(store.tool_cache)
     cache.put("k" * 64, "t", AUDIO, ToolResult(output="x"))
-    assert store.clear_tool_cache(audio_id=AUDIO) == 1
+    assert store.tool_cache.clear_tool_cache(audio_id=AUDIO) == 1
     assert cache.get("k" * 64) is None and cache.peek("k" * 64) is None
 
 
@@ -178,22 +178,22 @@ async def test_deleting_a_conversation_removes_cache_rows_still_being_written(
 ) -> None:
     audio_store = AudioStore(tmp_path / "audio")
     ref = audio_store.add_file(tone_wav)
-    store.add_audio(ref, size_bytes=tone_wav.stat().st_size)
-    conv = store.create_conversation("c")
-    store.add_message(conv.id, "user", "q", audio_id=ref.id)
+    store.recordings.add_audio(ref, size_bytes=tone_wav.stat().st_size)
+    conv = store.conversations.create_conversation("c")
+    store.messages.add_message(conv.id, "user", "q", audio_id=ref.id)
     gate = threading.Event()
-    real = store.cache_writes._write
+    real = store.tool_cache.cache_writes._write
 
     def slow(rows, hits):
         gate.wait(5)
         real(rows, hits)
 
-    store.cache_writes._write = slow
-    cache = SqlToolCache(store)
+    store.tool_cache.cache_writes._write = slow
+    cache = SqlToolCache(store.tool_cache)
     await _run(
         audio_store, ref, _turns([("t", {"n": 1}), ("t", {"n": 2})]), [ScriptedTool("t")], cache
     )
     threading.Timer(0.2, gate.set).start()
     purged = purge_conversation(store, conv.id)  # waits for the writer, then deletes
     assert purged is not None and purged.cache_entries == 2
-    assert store.cache_get_many([cache_key(ref.id, "t", {"n": 1}, None)]) == {}
+    assert store.tool_cache.cache_get_many([cache_key(ref.id, "t", {"n": 1}, None)]) == {}

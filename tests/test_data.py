@@ -124,8 +124,8 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         ask(http, mine, {**body, "question": "What is it?", "audio_id": shared})
         ask(http, mine, {**body, "question": "And this?", "audio_id": own})
         # another owner's conversation uses the shared recording too
-        theirs = service.store.create_conversation(owner="someone-else")
-        service.store.add_message(theirs.id, "user", "Theirs?", audio_id=shared)
+        theirs = service.store.conversations.create_conversation(owner="someone-else")
+        service.store.messages.add_message(theirs.id, "user", "Theirs?", audio_id=shared)
 
         # cached tool results for both recordings (as tools would store them)
         service.cache.put("s" * 64, "fake_events", shared, ToolResult(output="shared"))
@@ -140,10 +140,12 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         export = files.temp_dir("exports", mine) / f"What-is-it-{mine[:8]}.json"
         export.write_text(http.get(f"/api/conversations/{mine}/export").text)
         gradio_export = Path(save_file_to_cache(export, str(gradio_dir)))
-        own_info = service.store.get_audio(own)
+        own_info = service.store.recordings.get_audio(own)
         own_folder = Path(own_info.original_path).parent
         own_gradio = files.gradio_copy_dir(Path(own_info.original_path))
-        shared_gradio = files.gradio_copy_dir(Path(service.store.get_audio(shared).original_path))
+        shared_gradio = files.gradio_copy_dir(
+            Path(service.store.recordings.get_audio(shared).original_path)
+        )
         assert own_folder.is_dir() and export.is_file()
         assert [p.name for p in own_gradio.iterdir()] == ["own.wav"]
         assert gradio_export.is_file() and shared_gradio.is_dir()
@@ -151,7 +153,7 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         assert http.delete(f"/api/conversations/{mine}").status_code == 204
 
         # the recording only this conversation used is gone, everywhere
-        assert service.store.get_audio(own) is None
+        assert service.store.recordings.get_audio(own) is None
         assert service.audio.get(own) is None and not own_folder.exists()
         assert service.cache.get("o" * 64) is None
         assert not own_gradio.exists()
@@ -159,7 +161,7 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         assert not gradio_export.exists()
         assert http.get(f"/api/audio/{own}").status_code == 404
         # the shared one stays for the other owner, with its cache and copies
-        assert service.store.get_audio(shared) is not None
+        assert service.store.recordings.get_audio(shared) is not None
         assert service.audio.get(shared) is not None
         assert service.cache.get("s" * 64) is not None
         assert shared_gradio.is_dir()
@@ -170,7 +172,9 @@ def test_deleting_a_conversation_deletes_what_only_it_used(
         purged = service.delete_conversation(theirs.id)
         assert [a.id for a in purged.audio] == [shared]
         assert purged.cache_entries == 2  # ours and the one the run's fake_events call stored
-        assert service.audio.get(shared) is None and service.store.get_audio(shared) is None
+        assert (
+            service.audio.get(shared) is None and service.store.recordings.get_audio(shared) is None
+        )
         assert not shared_gradio.exists()
         assert service.delete_conversation(theirs.id) is None
         assert not any((settings.data_dir / "audio").rglob("*.wav"))
@@ -196,19 +200,21 @@ def test_retention_prunes_untouched_conversations(
     service = app.state.service
     app.state.retention.stop()  # driven by hand below; the thread is tested next
     audio = service.upload_file(tone_wav, owner=DEFAULT_OWNER)
-    old = service.store.create_conversation("old")
-    service.store.add_message(old.id, "user", "old?", audio_id=audio.id)
-    recent = service.store.create_conversation("recent")
-    busy = service.store.create_conversation("busy")
-    message = service.store.add_message(busy.id, "user", "still running?")
-    service.store.create_run("b" * 32, message.id, "scripted", "react", [])
+    old = service.store.conversations.create_conversation("old")
+    service.store.messages.add_message(old.id, "user", "old?", audio_id=audio.id)
+    recent = service.store.conversations.create_conversation("recent")
+    busy = service.store.conversations.create_conversation("busy")
+    message = service.store.messages.add_message(busy.id, "user", "still running?")
+    service.store.runs.create_run("b" * 32, message.id, "scripted", "react", [])
     backdate(service, old.id, 31)
     backdate(service, recent.id, 29)
     backdate(service, busy.id, 40)
 
     assert service.prune_stale() == [old.id]
-    assert {c.title for c in service.store.list_conversations()} == {"recent", "busy"}
-    assert service.store.get_audio(audio.id) is None and service.audio.get(audio.id) is None
+    assert {c.title for c in service.store.conversations.list_conversations()} == {"recent", "busy"}
+    assert (
+        service.store.recordings.get_audio(audio.id) is None and service.audio.get(audio.id) is None
+    )
     assert service.prune_stale() == []
     # a day later 'recent' is over the limit
     assert service.prune_stale(now=datetime.now(UTC) + timedelta(days=2)) == [recent.id]
@@ -231,7 +237,7 @@ def test_retention_thread_prunes_at_start_up_and_periodically(
         retention_every_s=0.05,
     )
     store = Store.open(settings.database_url)
-    stale = store.create_conversation("stale")
+    stale = store.conversations.create_conversation("stale")
     with store.engine.begin() as conn:
         conn.execute(
             update(Conversation)
@@ -244,13 +250,13 @@ def test_retention_thread_prunes_at_start_up_and_periodically(
     service, retention = app.state.service, app.state.retention
     try:
         deadline = time.monotonic() + 20
-        while service.store.get_conversation(stale.id) is not None:
+        while service.store.conversations.get_conversation(stale.id) is not None:
             assert time.monotonic() < deadline, "not pruned at start-up"
             time.sleep(0.02)
-        later = service.store.create_conversation("later")
+        later = service.store.conversations.create_conversation("later")
         backdate(service, later.id, 3)
         rounds = retention.rounds
-        while service.store.get_conversation(later.id) is not None:
+        while service.store.conversations.get_conversation(later.id) is not None:
             assert time.monotonic() < deadline, "not pruned periodically"
             time.sleep(0.02)
         # A round counts once it has finished (uploads and login sessions come after the

@@ -206,7 +206,7 @@ async def test_calls_in_flight_are_joined_only_within_one_owner(tmp_path, tone_w
     db = Store.open(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     try:
         tool = ModelTool("analyse", 0.3)
-        caches = [SqlToolCache(db, owner=o) for o in ("alice", "alice", "bob")]
+        caches = [SqlToolCache(db.tool_cache, owner=o) for o in ("alice", "alice", "bob")]
         runs = []
         for cache in caches:
             request, _ = _one_call_run(store, audio, tool, timeout=10)

@@ -71,20 +71,20 @@ def test_store_finds_the_recordings_of_many_conversations_at_once(tmp_path: Path
             name="birds.mp3",
         )  # fmt: skip
         other = replace(ref, id="cd" * 32, name="rain.wav")
-        store.add_audio(ref, size_bytes=10)
-        store.add_audio(other, size_bytes=10)
-        first, second, empty = (store.create_conversation() for _ in range(3))
+        store.recordings.add_audio(ref, size_bytes=10)
+        store.recordings.add_audio(other, size_bytes=10)
+        first, second, empty = (store.conversations.create_conversation() for _ in range(3))
         owner = first.owner  # as an upload does: the owner's own reference and file name
-        store.add_audio_ref(owner, ref.id, "birds.mp3")
-        store.add_audio_ref(owner, other.id, "rain.wav")
-        store.add_audio_ref("someone-else", ref.id, "their-secret-name.mp3")
-        store.add_message(first.id, "user", "q1", audio_id=ref.id)
-        store.add_message(first.id, "user", "q2", audio_id=other.id)
-        store.add_message(first.id, "user", "q3", audio_id=ref.id)
-        store.add_message(second.id, "user", "q", audio_id=other.id)
-        store.add_message(empty.id, "user", "no audio")
-        names = store.conversation_audio_names([first.id, second.id, empty.id])
+        store.recordings.add_audio_ref(owner, ref.id, "birds.mp3")
+        store.recordings.add_audio_ref(owner, other.id, "rain.wav")
+        store.recordings.add_audio_ref("someone-else", ref.id, "their-secret-name.mp3")
+        store.messages.add_message(first.id, "user", "q1", audio_id=ref.id)
+        store.messages.add_message(first.id, "user", "q2", audio_id=other.id)
+        store.messages.add_message(first.id, "user", "q3", audio_id=ref.id)
+        store.messages.add_message(second.id, "user", "q", audio_id=other.id)
+        store.messages.add_message(empty.id, "user", "no audio")
+        names = store.conversations.conversation_audio_names([first.id, second.id, empty.id])
         assert names == {first.id: ["birds.mp3", "rain.wav"], second.id: ["rain.wav"]}
-        assert store.conversation_audio_names([]) == {}
+        assert store.conversations.conversation_audio_names([]) == {}
     finally:
         store.close()

@@ -50,13 +50,13 @@ async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, to
     audio_id = service.upload_file(tone_wav, owner=DEFAULT_OWNER).id
     counts = {}
     for size in (2, 12):
-        conv = service.store.create_conversation()
+        conv = service.store.conversations.create_conversation()
         for i in range(size):
             events = await _ask(service, conv.id, audio_id, f"question {i}?")
             assert events[-1].type == "run_finished"
         engine = service.store.engine
         with counting(engine) as history_sql:
-            history = service._history(conv.id)
+            history = service.questions.history(conv.id)
         with counting(engine) as rows_sql:
             rows = service.conversation_view(conv.id, owner=DEFAULT_OWNER, events=False)
         with counting(engine) as full_sql:
@@ -75,13 +75,13 @@ async def test_history_and_view_take_the_same_queries_at_any_length(tmp_path, to
 async def test_unanswered_questions_are_left_out_of_the_history(tmp_path, tone_wav):
     service = _service(tmp_path)
     audio_id = service.upload_file(tone_wav, owner=DEFAULT_OWNER).id
-    conv = service.store.create_conversation()
+    conv = service.store.conversations.create_conversation()
     await _ask(service, conv.id, audio_id, "first?")
     service.prepare(
         conv.id, AskRequest(question="never run?", audio_id=audio_id), owner=DEFAULT_OWNER
     )
     await _ask(service, conv.id, audio_id, "third?")
-    history = service._history(conv.id)
+    history = service.questions.history(conv.id)
     assert [t.question for t in history] == ["first?", "third?"]
 
 
@@ -117,7 +117,7 @@ def test_opening_and_asking_over_http_take_the_same_statements_at_any_length(tmp
                 http.get(f"/api/conversations/{conv['id']}").raise_for_status()
             with counting(service.store.engine) as asking:
                 request, _ = service.prepare(conv["id"], AskRequest("next?"), owner=conv["owner"])
-            service.runs.release(service._tickets.pop(request.run_id))
+            service.runs.release(service.questions.take_ticket(request.run_id))
             counts[size] = (len(opening), len(asking))
             listed = http.get(f"/api/conversations/{conv['id']}").json()["messages"]
             assert len(listed) == 2 * size + 1

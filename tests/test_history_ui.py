@@ -44,7 +44,7 @@ def ui(tmp_path: Path) -> Iterator[Any]:
 
 async def _conversation(ui: Any, audio_id: str, count: int) -> str:
     service = ui.context.service
-    conv = service.store.create_conversation()
+    conv = service.store.conversations.create_conversation()
     for i in range(count):
         ask = AskRequest(question=f"question {i}?", audio_id=audio_id, planner="scripted")
         request, _ = service.prepare(conv.id, ask, owner=DEFAULT_OWNER)
@@ -76,7 +76,7 @@ async def test_open_and_ask_take_the_same_statements_at_any_length(ui, tone_wav)
             questions.Started(reads, question)
         with counting(engine) as finishing:
             questions.finished_view(ctx, reads, conv, question.requests[0].run_id, [])
-        service.runs.release(service._tickets.pop(question.requests[0].run_id))
+        service.runs.release(service.questions.take_ticket(question.requests[0].run_id))
         counts[size] = (len(opening), len(asking), len(finishing))
         # the whole trace of the last questions only; the summary of the earlier ones
         runs = [r for v in opened.views for r in v.runs]

@@ -271,7 +271,7 @@ async def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav
     assert page.sidebar.conv_list not in actions.rename(cid, "Taken", as_b)
     await actions.delete(cid, as_b)
     assert cid not in ctx.pending_deletes
-    titles = lambda: [c.title for c in ctx.reads(as_a).store.list_conversations()]  # noqa: E731
+    titles = lambda: [c.title for c in ctx.reads(as_a).data.list_conversations()]  # noqa: E731
     assert titles() == ["A's secret"]
     actions.rename(cid, "Renamed by A", as_a)
     assert titles() == ["Renamed by A"]

@@ -248,7 +248,7 @@ async def test_stdio_with_the_offline_models_for_the_local_owner(tmp_path):
         assert any(m.startswith("sound_events: done in") for m in progress.messages)
     store = Store.open(f"sqlite:///{data_dir / 'audio_agent.sqlite3'}")
     try:
-        [conversation] = store.list_conversations("local")
+        [conversation] = store.conversations.list_conversations("local")
         assert conversation.title == "Which sound is this · dog_bark_esc50"
     finally:
         store.close()
@@ -267,9 +267,9 @@ async def test_stdio_with_a_key_runs_as_that_visitor(tmp_path):
         assert result.structured_content["data"]
     store = Store.open(f"sqlite:///{data_dir / 'audio_agent.sqlite3'}")
     try:
-        titles = [c.title for c in store.list_conversations(visitor)]
+        titles = [c.title for c in store.conversations.list_conversations(visitor)]
         assert titles == ["Tool calls on digit_6_theo_4.wav"]
-        assert store.list_conversations("local") == []
+        assert store.conversations.list_conversations("local") == []
     finally:
         store.close()
 

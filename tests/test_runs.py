@@ -31,8 +31,8 @@ class World:
         self.store = Store.open(self.url)
         self.audio = AudioStore(tmp_path / "audio")
         self.ref = self.audio.add_file(tone_wav)
-        self.store.add_audio(self.ref, size_bytes=tone_wav.stat().st_size)
-        self.conv = self.store.create_conversation("t")
+        self.store.recordings.add_audio(self.ref, size_bytes=tone_wav.stat().st_size)
+        self.conv = self.store.conversations.create_conversation("t")
         self.managers: list[RunManager] = []
 
     def manager(self, limits: RunLimits = OPEN, **kwargs) -> RunManager:
@@ -50,8 +50,10 @@ class World:
         )
         req = RunRequest("What animal?", [self.ref], planner, tools, choices=["Cat", "Dog"],
                          **kwargs)  # fmt: skip
-        message = self.store.add_message(self.conv.id, "user", "What animal?", audio_id=self.ref.id)
-        self.store.create_run(
+        message = self.store.messages.add_message(
+            self.conv.id, "user", "What animal?", audio_id=self.ref.id
+        )
+        self.store.runs.create_run(
             req.run_id, message.id, planner.name, "react", [t.name for t in tools],
             worker_id=manager.worker_id,
         )  # fmt: skip
@@ -71,7 +73,7 @@ def world(tmp_path: Path, tone_wav: Path):
 
 
 def status(world: World, run_id: str) -> str:
-    info = world.store.get_run(run_id)
+    info = world.store.runs.get_run(run_id)
     assert info is not None
     return info.status
 
@@ -90,7 +92,7 @@ async def test_run_outlives_its_follower_and_is_picked_up_after_seq(world):
     assert rest[-1].type == "run_finished" and rest[-1].status == "ok"
     events = seen + rest
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
-    assert world.store.run_events(run_id) == events  # everything seen was stored
+    assert world.store.runs.run_events(run_id) == events  # everything seen was stored
     assert status(world, run_id) == "ok"
     # followers hear the end from the last write, before the manager lets the run go
     await wait_for(lambda: not manager.is_live(run_id))
@@ -102,15 +104,17 @@ async def test_stop_is_cancelled_and_shutdown_is_interrupted(world):
     cut = world.request(manager)
     manager.start([stopped], owner="a")
     manager.start([cut], owner="a")
-    await wait_for(lambda: any(e.type == "tool_call" for e in world.store.run_events(cut.run_id)))
+    await wait_for(
+        lambda: any(e.type == "tool_call" for e in world.store.runs.run_events(cut.run_id))
+    )
     assert manager.stop(stopped.run_id)
     await wait_for(lambda: status(world, stopped.run_id) != "running")
     assert status(world, stopped.run_id) == "cancelled"
     await wait_for(lambda: not manager.is_live(stopped.run_id))
     assert manager.close() == [cut.run_id]
-    info = world.store.get_run(cut.run_id)
+    info = world.store.runs.get_run(cut.run_id)
     assert info.status == "interrupted" and info.error_kind == "interrupted"
-    events = world.store.run_events(cut.run_id)
+    events = world.store.runs.run_events(cut.run_id)
     assert [e.type for e in events][:2] == ["run_started", "planner_delta"]
     assert events[-1].type == "run_failed" and events[-1].kind == "interrupted"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -133,7 +137,7 @@ async def test_a_full_server_queues_runs_with_queued_events(world):
     for run_id, run_events in by_run.items():
         assert [e.seq for e in run_events] == list(range(1, len(run_events) + 1))
         assert run_events[-1].type == "run_finished"
-        assert world.store.run_events(run_id) == run_events
+        assert world.store.runs.run_events(run_id) == run_events
     assert not [e for e in by_run[ids[0]] if e.type == "queued"]
     second = [e for e in by_run[ids[1]] if e.type == "queued"]
     third = [e for e in by_run[ids[2]] if e.type == "queued"]
@@ -153,10 +157,12 @@ async def test_stopping_a_queued_run(world):
     first, waiting = world.request(manager), world.request(manager)
     manager.start([first], owner="a")
     manager.start([waiting], owner="a")
-    await wait_for(lambda: any(e.type == "queued" for e in world.store.run_events(waiting.run_id)))
+    await wait_for(
+        lambda: any(e.type == "queued" for e in world.store.runs.run_events(waiting.run_id))
+    )
     manager.stop(waiting.run_id)
     await wait_for(lambda: status(world, waiting.run_id) == "cancelled")
-    assert [e.type for e in world.store.run_events(waiting.run_id)] == ["queued", "run_failed"]
+    assert [e.type for e in world.store.runs.run_events(waiting.run_id)] == ["queued", "run_failed"]
     await wait_for(lambda: status(world, first.run_id) == "ok")
 
 
@@ -169,7 +175,7 @@ async def test_owner_limits_refuse_with_retry_after(world):
     with pytest.raises(RunRefused) as refused:
         manager.admit("local")
     assert "2 runs per minute" in str(refused.value) and 1 <= refused.value.retry_after_s <= 60
-    other = world.store.create_conversation("b's", owner="b")
+    other = world.store.conversations.create_conversation("b's", owner="b")
     assert other.owner == "b"
     manager.release(manager.admit("b"))  # another owner is not affected
 
@@ -199,7 +205,7 @@ async def test_daily_spend_refuses_paid_calls_not_free_ones(world):
     events = [e async for e in manager.follow([run_id])]
     assert events[-1].type == "run_failed" and events[-1].kind == "spend_limit"
     assert "$0.40" in events[-1].message and "$0.50 spent" in events[-1].message
-    info = world.store.get_run(run_id)
+    info = world.store.runs.get_run(run_id)
     assert info.status == "failed" and info.cost == pytest.approx(0.5)
     with pytest.raises(RunRefused) as refused:
         manager.admit("local", paid=True)
@@ -268,15 +274,17 @@ async def test_a_worker_whose_lease_expired_loses_its_run(world):
     manager = world.manager(heartbeat_s=0.1, lease_s=0.5)
     req = world.request(manager)
     manager.start([req], owner="a")
-    await wait_for(lambda: any(e.type == "tool_call" for e in world.store.run_events(req.run_id)))
+    await wait_for(
+        lambda: any(e.type == "tool_call" for e in world.store.runs.run_events(req.run_id))
+    )
     # another process decided this worker was dead (e.g. it stalled past its lease)
     with world.store.engine.begin() as conn:
         conn.execute(
             update(Run).where(Run.id == req.run_id).values(heartbeat_at=utc_now() - timedelta(1))
         )
-    assert world.store.mark_interrupted_runs(None, 0.5, unowned=False) == [req.run_id]
+    assert world.store.runs.mark_interrupted_runs(None, 0.5, unowned=False) == [req.run_id]
     await wait_for(lambda: not manager.is_live(req.run_id))
-    events = world.store.run_events(req.run_id)
+    events = world.store.runs.run_events(req.run_id)
     assert events[-1].kind == "interrupted"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # nothing written after
 
@@ -289,13 +297,13 @@ async def test_a_follower_gets_the_end_of_a_run_closed_between_its_two_reads(wor
     req = world.request(follower)  # created, never started here: "another process" runs it
     with world.store.engine.begin() as conn:
         conn.execute(update(Run).where(Run.id == req.run_id).values(worker_id="other:1:x"))
-    real_get_run = world.store.get_run
+    real_get_run = world.store.runs.get_run
 
     def closed_just_before(run_id):  # the other process's sweep wins the race
-        world.store.mark_interrupted_runs()
+        world.store.runs.mark_interrupted_runs()
         return real_get_run(run_id)
 
-    monkeypatch.setattr(world.store, "get_run", closed_just_before)
+    monkeypatch.setattr(world.store.runs, "get_run", closed_just_before)
     events = [e async for e in follower.follow([req.run_id])]
     assert [(e.type, getattr(e, "kind", None)) for e in events] == [("run_failed", "interrupted")]
 
@@ -309,14 +317,14 @@ async def test_text_deltas_gather_longer_and_any_other_event_cuts_the_wait_short
     tool call that follows them cuts the wait short: written at once, not after 5 s."""
     manager = world.manager(gather_s=0.01, delta_gather_s=5.0)
     writes: list[tuple[float, list[str]]] = []
-    append = world.store.append_events
+    append = world.store.runs.append_events
     loop = asyncio.get_running_loop()
 
     def timed(events, **kwargs):
         writes.append((loop.time(), [e.type for e in events]))
         return append(events, **kwargs)
 
-    monkeypatch.setattr(world.store, "append_events", timed)
+    monkeypatch.setattr(world.store.runs, "append_events", timed)
     planner = ScriptedPlanner(
         [
             ScriptedTurn("one two three four five six", calls=[("slow", {})]),
@@ -336,7 +344,7 @@ async def test_text_deltas_gather_longer_and_any_other_event_cuts_the_wait_short
     assert writes[1][0] - writes[0][0] < 1.0  # the first words did not wait out the 5 s
     assert writes[2][0] - writes[0][0] < 2.5  # nor did the tool call
     assert types[-1][-1] == "run_finished" and writes[-1][0] - writes[0][0] < 4.0
-    assert world.store.run_events(run_id) == events
+    assert world.store.runs.run_events(run_id) == events
 
 
 async def test_a_run_is_written_in_batches_that_gather_and_its_end_is_not_kept_waiting(
@@ -347,18 +355,18 @@ async def test_a_run_is_written_in_batches_that_gather_and_its_end_is_not_kept_w
     that write left it), before any follower hears the end."""
     manager = world.manager(gather_s=1.0)
     batches: list[list[str]] = []
-    append = world.store.append_events
+    append = world.store.runs.append_events
 
     def counted(events, **kwargs):
         batches.append([e.type for e in events])
         return append(events, **kwargs)
 
-    monkeypatch.setattr(world.store, "append_events", counted)
+    monkeypatch.setattr(world.store.runs, "append_events", counted)
     req = world.request(manager, tools=[ScriptedTool("slow", "heard a dog")])  # instant
     reads: list[str] = []
-    get_run = world.store.get_run
+    get_run = world.store.runs.get_run
     monkeypatch.setattr(
-        world.store, "get_run", lambda *a, **k: reads.append(a[0]) or get_run(*a, **k)
+        world.store.runs, "get_run", lambda *a, **k: reads.append(a[0]) or get_run(*a, **k)
     )
     ended: list[list[str]] = []
     began = asyncio.get_running_loop().time()
@@ -370,4 +378,4 @@ async def test_a_run_is_written_in_batches_that_gather_and_its_end_is_not_kept_w
     assert ended == [["ok"]]  # stored before the follower saw the end
     assert reads == []  # on_end had the run as its last write left it, without a read
     assert batches == [[e.type for e in events]]  # one write for the whole run
-    assert world.store.run_events(run_id) == events
+    assert world.store.runs.run_events(run_id) == events

@@ -40,7 +40,7 @@ def service(tmp_path: Path) -> Iterator[AgentService]:
 
 def _release(service: AgentService, started) -> None:  # type: ignore[no-untyped-def]
     """Give back the admission ticket of prepared runs that are never started."""
-    service.runs.release(service._tickets.pop(started.requests[0].run_id))
+    service.runs.release(service.questions.take_ticket(started.requests[0].run_id))
 
 
 def test_titles_are_short_carry_the_recording_and_are_distinct() -> None:
@@ -68,7 +68,7 @@ def test_a_first_question_opens_a_conversation_named_after_it(service, tone_wav)
         )  # fmt: skip
         _release(service, started)
         assert started.created
-        titles.append(owned.store.get_conversation(started.conversation_id).title)
+        titles.append(owned.data.get_conversation(started.conversation_id).title)
     stem = Path(tone_wav).stem
     assert titles[0] == f"Which sound is heard in this… · {stem}"
     assert titles[1:] == [titles[0] + " (2)", titles[0] + " (3)"]
@@ -78,7 +78,7 @@ def test_a_first_question_opens_a_conversation_named_after_it(service, tone_wav)
     )
     _release(service, again)
     assert not again.created and again.conversation_id == started.conversation_id
-    assert owned.store.get_conversation(started.conversation_id).title == titles[2]
+    assert owned.data.get_conversation(started.conversation_id).title == titles[2]
     # another owner's titles do not count
     other = OwnedService(service, OTHER)
     theirs = other.start_question(
@@ -87,7 +87,7 @@ def test_a_first_question_opens_a_conversation_named_after_it(service, tone_wav)
         [("scripted", "react")],
     )  # fmt: skip
     _release(service, theirs)
-    assert other.store.get_conversation(theirs.conversation_id).title == titles[0]
+    assert other.data.get_conversation(theirs.conversation_id).title == titles[0]
 
 
 def test_a_refused_first_question_leaves_no_conversation(service, tone_wav) -> None:  # type: ignore[no-untyped-def]
@@ -96,7 +96,7 @@ def test_a_refused_first_question_leaves_no_conversation(service, tone_wav) -> N
         owned.start_question(None, AskRequest("What is it?"), [("scripted", "react")])
     with pytest.raises(ServiceError, match="Type a question first"):
         owned.start_question(None, AskRequest("   "), [("scripted", "react")])
-    assert owned.store.list_conversations() == []
+    assert owned.data.list_conversations() == []
     # a refused follow-up keeps the conversation it was asked in
     audio = owned.upload_file(tone_wav)
     started = owned.start_question(
@@ -108,13 +108,13 @@ def test_a_refused_first_question_leaves_no_conversation(service, tone_wav) -> N
             started.conversation_id, AskRequest("Which?", choices=["only one"]),
             [("scripted", "react")],
         )  # fmt: skip
-    assert [c.id for c in owned.store.list_conversations()] == [started.conversation_id]
+    assert [c.id for c in owned.data.list_conversations()] == [started.conversation_id]
     # another owner's conversation id is no conversation of theirs: a new one is made
     other = OwnedService(service, OTHER)
     with pytest.raises(ServiceError):
         other.start_question(started.conversation_id, AskRequest("x?"), [("scripted", "react")])
-    assert other.store.list_conversations() == []
-    assert len(owned.store.list_messages(started.conversation_id)) == 1
+    assert other.data.list_conversations() == []
+    assert len(owned.data.list_messages(started.conversation_id)) == 1
 
 
 async def test_running_conversations_are_found_in_one_query(service, tone_wav) -> None:  # type: ignore[no-untyped-def]
@@ -123,10 +123,10 @@ async def test_running_conversations_are_found_in_one_query(service, tone_wav) -
     started = owned.start_question(
         None, AskRequest("What is it?", audio_id=audio.id), [("scripted", "react")]
     )
-    idle = owned.store.create_conversation()
+    idle = owned.data.create_conversation()
     ids = [started.conversation_id, idle.id]
-    assert owned.store.running_conversations(ids) == {started.conversation_id}
-    assert OwnedService(service, OTHER).store.running_conversations(ids) == set()
+    assert owned.data.running_conversations(ids) == {started.conversation_id}
+    assert OwnedService(service, OTHER).data.running_conversations(ids) == set()
     events = [e async for e in owned.stream(started.conversation_id, started.requests[0])]
     assert events[-1].type == "run_finished"
-    assert owned.store.running_conversations(ids) == set()
+    assert owned.data.running_conversations(ids) == set()

@@ -151,9 +151,9 @@ def sample_events(rid: str, audio_id: str = AUDIO_ID) -> list[Event]:
 
 
 def new_question(store: Store, tmp_path: Path, text: str = "Which animal can be heard?"):
-    store.add_audio(audio_ref(tmp_path), size_bytes=201_234)
-    conv = store.create_conversation()
-    msg = store.add_message(
+    store.recordings.add_audio(audio_ref(tmp_path), size_bytes=201_234)
+    conv = store.conversations.create_conversation()
+    msg = store.messages.add_message(
         conv.id, "user", text, choices=["dog", "bird", "cat"], audio_id=AUDIO_ID
     )
     return conv, msg
@@ -221,121 +221,126 @@ def test_sqlite_wal_and_foreign_keys_on(sqlite_db: str) -> None:
 def test_a_question_its_title_and_its_runs_are_stored_in_one_transaction(
     store: Store, tmp_path: Path
 ) -> None:
-    conv = store.create_conversation(owner="alice")
+    conv = store.conversations.create_conversation(owner="alice")
     plain = "50% off_sale\x00 · a"  # LIKE's wildcards and a NUL, matched as themselves
     for title, owner in [
         (plain, "alice"), (plain + " (2)", "alice"), ("50X offXsale · a", "alice"),
         ("Other", "alice"), (plain + " (3)", "bob"),
     ]:  # fmt: skip
-        store.create_conversation(title=title, owner=owner)
-    assert store.titles_from("alice", plain, conv.id) == {plain, plain + " (2)"}
-    assert store.titles_from("bob", plain) == {plain + " (3)"}
+        store.conversations.create_conversation(title=title, owner=owner)
+    assert store.conversations.titles_from("alice", plain, conv.id) == {plain, plain + " (2)"}
+    assert store.conversations.titles_from("bob", plain) == {plain + " (3)"}
 
-    store.add_audio(audio_ref(tmp_path), size_bytes=10)
+    store.recordings.add_audio(audio_ref(tmp_path), size_bytes=10)
     first, second = run_id(), run_id()
-    message, runs = store.add_question(
+    message, runs = store.messages.add_question(
         conv.id, "Which sale?", ["A", "B"], AUDIO_ID,
         [(first, "p1", "react"), (second, "p2", "refine")], ["local_events"],
         group_id="g", worker_id="w", title=plain + " (3)",
     )  # fmt: skip
-    assert store.get_conversation(conv.id).title == plain + " (3)"
-    assert store.list_messages(conv.id) == [message] and message.choices == ["A", "B"]
-    stored = store.runs_for_message(message.id)
+    assert store.conversations.get_conversation(conv.id).title == plain + " (3)"
+    assert store.messages.list_messages(conv.id) == [message] and message.choices == ["A", "B"]
+    stored = store.runs.runs_for_message(message.id)
     assert [(r.id, r.planner, r.strategy, r.status) for r in stored] == [
         (first, "p1", "react", "running"), (second, "p2", "refine", "running"),
     ]  # fmt: skip
     assert {r.id for r in runs} == {first, second} and stored[0].tools == ["local_events"]
     # a later question keeps the title
-    store.add_question(conv.id, "And then?", [], AUDIO_ID, [(run_id(), "p1", "react")], [],
+    store.messages.add_question(conv.id, "And then?", [], AUDIO_ID, [(run_id(), "p1", "react")], [],
                        title="Not this")  # fmt: skip
-    assert store.get_conversation(conv.id).title == plain + " (3)"
+    assert store.conversations.get_conversation(conv.id).title == plain + " (3)"
 
     # A run that cannot be stored (its id is taken) leaves neither the message nor the title.
-    other = store.create_conversation(owner="alice")
+    other = store.conversations.create_conversation(owner="alice")
     with pytest.raises(IntegrityError):
-        store.add_question(other.id, "Q", [], AUDIO_ID, [(first, "p", "react")], [], title="T")
-    assert store.list_messages(other.id) == []
-    assert store.get_conversation(other.id).title == "New conversation"
+        store.messages.add_question(
+            other.id, "Q", [], AUDIO_ID, [(first, "p", "react")], [], title="T"
+        )
+    assert store.messages.list_messages(other.id) == []
+    assert store.conversations.get_conversation(other.id).title == "New conversation"
 
 
 def test_conversation_crud_and_cascade(store: Store, tmp_path: Path) -> None:
-    a = store.create_conversation()
-    b = store.create_conversation(title="Birds", owner="alice")
+    a = store.conversations.create_conversation()
+    b = store.conversations.create_conversation(title="Birds", owner="alice")
     assert a.title == "New conversation" and a.owner == "local"
     assert a.created_at.tzinfo is not None
-    assert [c.id for c in store.list_conversations()] == [b.id, a.id]
-    assert [c.id for c in store.list_conversations(owner="alice")] == [b.id]
+    assert [c.id for c in store.conversations.list_conversations()] == [b.id, a.id]
+    assert [c.id for c in store.conversations.list_conversations(owner="alice")] == [b.id]
 
-    renamed = store.rename_conversation(a.id, "Renamed")
+    renamed = store.conversations.rename_conversation(a.id, "Renamed")
     assert renamed is not None and renamed.title == "Renamed"
-    assert store.get_conversation(a.id).title == "Renamed"
-    assert [c.id for c in store.list_conversations()] == [a.id, b.id]  # newest updated first
-    assert store.rename_conversation("nope", "x") is None
+    assert store.conversations.get_conversation(a.id).title == "Renamed"
+    assert [c.id for c in store.conversations.list_conversations()] == [
+        a.id,
+        b.id,
+    ]  # newest updated first
+    assert store.conversations.rename_conversation("nope", "x") is None
 
-    store.add_audio(audio_ref(tmp_path), size_bytes=10)
-    msg = store.add_message(a.id, "user", "What is this?", audio_id=AUDIO_ID)
+    store.recordings.add_audio(audio_ref(tmp_path), size_bytes=10)
+    msg = store.messages.add_message(a.id, "user", "What is this?", audio_id=AUDIO_ID)
     rid = run_id()
-    store.create_run(rid, msg.id, "offline", "react", ["local_events"])
+    store.runs.create_run(rid, msg.id, "offline", "react", ["local_events"])
     for ev in sample_events(rid):
-        store.append_event(ev)
-    store.add_message(a.id, "assistant", "A bird.")
-    cache = SqlToolCache(store)
+        store.runs.append_event(ev)
+    store.messages.add_message(a.id, "assistant", "A bird.")
+    cache = SqlToolCache(store.tool_cache)
     cache.put("k", "local_events", AUDIO_ID, ToolResult(output="bird"))
 
-    assert store.delete_conversation(a.id) is True
-    assert store.delete_conversation(a.id) is False
-    assert store.get_conversation(a.id) is None
-    assert store.list_messages(a.id) == []
-    assert store.get_run(rid) is None
-    assert store.run_events(rid) == []
+    assert store.conversations.delete_conversation(a.id) is True
+    assert store.conversations.delete_conversation(a.id) is False
+    assert store.conversations.get_conversation(a.id) is None
+    assert store.messages.list_messages(a.id) == []
+    assert store.runs.get_run(rid) is None
+    assert store.runs.run_events(rid) == []
     with store.engine.connect() as conn:
         assert conn.execute(select(EventRow.id)).all() == []
         assert conn.execute(select(Run.id)).all() == []
         assert conn.execute(select(Message.id)).all() == []
     # shared data outlives the conversation
-    assert store.get_audio(AUDIO_ID) is not None
+    assert store.recordings.get_audio(AUDIO_ID) is not None
     assert cache.get("k") is not None
-    assert [c.id for c in store.list_conversations()] == [b.id]
+    assert [c.id for c in store.conversations.list_conversations()] == [b.id]
 
 
 def test_messages_positions_and_auto_title(store: Store, tmp_path: Path) -> None:
     conv, first = new_question(store, tmp_path)
     assert first.position == 1 and first.choices == ["dog", "bird", "cat"]
-    assert store.get_conversation(conv.id).title == "Which animal can be heard?"
-    answer = store.add_message(conv.id, "assistant", "A bird.")
-    second = store.add_message(conv.id, "user", "And how many birds are there?")
+    assert store.conversations.get_conversation(conv.id).title == "Which animal can be heard?"
+    answer = store.messages.add_message(conv.id, "assistant", "A bird.")
+    second = store.messages.add_message(conv.id, "user", "And how many birds are there?")
     assert (answer.position, second.position) == (2, 3)
     assert answer.choices == [] and answer.audio_id is None
-    assert store.get_conversation(conv.id).title == "Which animal can be heard?"
-    assert [m.id for m in store.list_messages(conv.id)] == [first.id, answer.id, second.id]
+    assert store.conversations.get_conversation(conv.id).title == "Which animal can be heard?"
+    assert [m.id for m in store.messages.list_messages(conv.id)] == [first.id, answer.id, second.id]
 
     long_q = "Please describe   in detail\nevery sound you can hear in this recording, " * 3
-    other = store.create_conversation()
-    store.add_message(other.id, "user", long_q)
-    title = store.get_conversation(other.id).title
+    other = store.conversations.create_conversation()
+    store.messages.add_message(other.id, "user", long_q)
+    title = store.conversations.get_conversation(other.id).title
     assert title == make_title(long_q)
     assert 20 < len(title) <= 61 and "\n" not in title and title.endswith("…")
 
-    named = store.create_conversation(title="My title")
-    store.add_message(named.id, "user", "Something else?")
-    assert store.get_conversation(named.id).title == "My title"
+    named = store.conversations.create_conversation(title="My title")
+    store.messages.add_message(named.id, "user", "Something else?")
+    assert store.conversations.get_conversation(named.id).title == "My title"
 
     with pytest.raises(ValueError):
-        store.add_message(conv.id, "system", "nope")
+        store.messages.add_message(conv.id, "system", "nope")
     with pytest.raises(LookupError):
-        store.add_message("missing", "user", "nope")
+        store.messages.add_message("missing", "user", "nope")
 
 
 def test_audio_is_idempotent(store: Store, tmp_path: Path) -> None:
     ref = audio_ref(tmp_path)
-    store.add_audio(ref, size_bytes=201_234)
-    store.add_audio(ref, size_bytes=999)
-    info = store.get_audio(ref.id)
+    store.recordings.add_audio(ref, size_bytes=201_234)
+    store.recordings.add_audio(ref, size_bytes=999)
+    info = store.recordings.get_audio(ref.id)
     assert info is not None
     assert (info.name, info.format, info.duration_s) == ("birds.mp3", "mp3", 12.5)
     assert (info.sample_rate, info.channels, info.size_bytes) == (44_100, 2, 201_234)
     assert info.stored_path == str(ref.path) and info.original_path == str(ref.original_path)
-    assert store.get_audio("0" * 64) is None
+    assert store.recordings.get_audio("0" * 64) is None
 
 
 # ---------------------------------------------------------------- runs and events
@@ -344,45 +349,45 @@ def test_audio_is_idempotent(store: Store, tmp_path: Path) -> None:
 def test_events_round_trip_and_run_totals(store: Store, tmp_path: Path) -> None:
     _, msg = new_question(store, tmp_path)
     rid = run_id()
-    created = store.create_run(rid, msg.id, "offline", "react", ["local_events", "local_asr"])
+    created = store.runs.create_run(rid, msg.id, "offline", "react", ["local_events", "local_asr"])
     assert created.status == "running" and created.tools == ["local_events", "local_asr"]
 
     events = sample_events(rid)
     for ev in events[:-1]:
-        store.append_event(ev)
-    mid = store.get_run(rid)
+        store.runs.append_event(ev)
+    mid = store.runs.get_run(rid)
     assert mid.status == "running"
     assert (mid.answer_text, mid.answer_choice) == ("A bird can be heard singing.", "bird")
     assert mid.finished_at is None
 
-    store.append_event(events[-1])
-    back = store.run_events(rid)
+    store.runs.append_event(events[-1])
+    back = store.runs.run_events(rid)
     assert back == events
     assert [type(e) for e in back] == [type(e) for e in events]
 
-    run = store.get_run(rid)
+    run = store.runs.get_run(rid)
     assert run.status == "ok"
     assert (run.calls, run.input_tokens, run.output_tokens) == (1, 220, 50)
     assert run.cost == pytest.approx(0.0001) and run.wall_s == pytest.approx(1.75)
     assert run.finished_at == events[-1].at
     assert run.error is None
-    assert store.runs_for_message(msg.id) == [run]
+    assert store.runs.runs_for_message(msg.id) == [run]
 
     with pytest.raises(ValueError):
-        store.append_event(events[1])  # seq 2 again
+        store.runs.append_event(events[1])  # seq 2 again
     with pytest.raises(LookupError):
-        store.append_event(PlannerDelta(run_id="unknown", seq=1, turn=1, text="x"))
+        store.runs.append_event(PlannerDelta(run_id="unknown", seq=1, turn=1, text="x"))
 
 
 def test_forced_and_failed_runs_and_groups(store: Store, tmp_path: Path) -> None:
     _, msg = new_question(store, tmp_path)
     group = uuid.uuid4().hex
     forced, failed = run_id(), run_id()
-    store.create_run(forced, msg.id, "offline", "react", ["local_events"], group_id=group)
-    store.create_run(failed, msg.id, "openai:gpt", "caption_first", [], group_id=group)
+    store.runs.create_run(forced, msg.id, "offline", "react", ["local_events"], group_id=group)
+    store.runs.create_run(failed, msg.id, "openai:gpt", "caption_first", [], group_id=group)
 
-    store.append_event(Answer(run_id=forced, seq=1, text="bird", choice="bird", forced=True))
-    store.append_event(
+    store.runs.append_event(Answer(run_id=forced, seq=1, text="bird", choice="bird", forced=True))
+    store.runs.append_event(
         RunFinished(
             run_id=forced,
             seq=2,
@@ -394,10 +399,10 @@ def test_forced_and_failed_runs_and_groups(store: Store, tmp_path: Path) -> None
             status="forced",
         )
     )
-    store.append_event(
+    store.runs.append_event(
         RunFailed(run_id=failed, seq=1, kind="planner", message="The API key was rejected.")
     )
-    runs = {r.id: r for r in store.runs_for_message(msg.id)}
+    runs = {r.id: r for r in store.runs.runs_for_message(msg.id)}
     assert runs[forced].status == "forced" and runs[forced].group_id == group
     assert runs[failed].status == "failed"
     assert runs[failed].error == "The API key was rejected."
@@ -405,36 +410,36 @@ def test_forced_and_failed_runs_and_groups(store: Store, tmp_path: Path) -> None
     assert runs[failed].finished_at is not None
 
     stopped = run_id()
-    store.create_run(stopped, msg.id, "offline", "react", [])
-    store.append_event(RunFailed(run_id=stopped, seq=1, kind="cancelled", message="Stopped."))
-    assert store.get_run(stopped).status == "cancelled"
+    store.runs.create_run(stopped, msg.id, "offline", "react", [])
+    store.runs.append_event(RunFailed(run_id=stopped, seq=1, kind="cancelled", message="Stopped."))
+    assert store.runs.get_run(stopped).status == "cancelled"
 
 
 def test_running_run_is_marked_interrupted(db_url: str, tmp_path: Path) -> None:
     store = Store.open(db_url)
     _, msg = new_question(store, tmp_path)
     done, cut = run_id(), run_id()
-    store.create_run(done, msg.id, "offline", "react", [])
-    store.create_run(cut, msg.id, "offline", "react", [])
+    store.runs.create_run(done, msg.id, "offline", "react", [])
+    store.runs.create_run(cut, msg.id, "offline", "react", [])
     for ev in sample_events(done):
-        store.append_event(ev)
+        store.runs.append_event(ev)
     kept = sample_events(cut)[:5]  # the server dies after the tool call
     for ev in kept:
-        store.append_event(ev)
+        store.runs.append_event(ev)
     store.close()
 
     restarted = Store.open(db_url)  # as at start-up: a fresh engine on the same file
     try:
-        assert restarted.mark_interrupted_runs() == [cut]
-        run = restarted.get_run(cut)
+        assert restarted.runs.mark_interrupted_runs() == [cut]
+        run = restarted.runs.get_run(cut)
         assert run.status == "interrupted" and run.error == INTERRUPTED_ERROR
         assert run.finished_at is not None
-        events = restarted.run_events(cut)
+        events = restarted.runs.run_events(cut)
         assert events[:5] == kept and len(events) == 6
         assert [e.type for e in events][-2:] == ["tool_call", "run_failed"]
         assert events[-1].seq == 6
-        assert restarted.get_run(done).status == "ok"
-        assert restarted.mark_interrupted_runs() == []
+        assert restarted.runs.get_run(done).status == "ok"
+        assert restarted.runs.mark_interrupted_runs() == []
     finally:
         restarted.close()
 
@@ -445,13 +450,13 @@ def test_running_run_is_marked_interrupted(db_url: str, tmp_path: Path) -> None:
 def test_export_round_trips_through_json(store: Store, tmp_path: Path) -> None:
     conv, msg = new_question(store, tmp_path)
     rid = run_id()
-    store.create_run(rid, msg.id, "offline", "react", ["local_events"])
+    store.runs.create_run(rid, msg.id, "offline", "react", ["local_events"])
     events = sample_events(rid)
     for ev in events:
-        store.append_event(ev)
-    store.add_message(conv.id, "assistant", "A bird can be heard singing.")
+        store.runs.append_event(ev)
+    store.messages.add_message(conv.id, "assistant", "A bird can be heard singing.")
 
-    export = store.conversation_export(conv.id)
+    export = store.export.conversation_export(conv.id)
     loaded = json.loads(json.dumps(export))
     assert loaded == export
     assert loaded["format"] == EXPORT_FORMAT == "audio-agent-conversation/1"
@@ -469,14 +474,14 @@ def test_export_round_trips_through_json(store: Store, tmp_path: Path) -> None:
     assert "stored_path" not in audio and "original_path" not in audio
 
     with pytest.raises(LookupError):
-        store.conversation_export("missing")
+        store.export.conversation_export("missing")
 
 
 # ---------------------------------------------------------------- tool cache
 
 
 def test_tool_cache_get_put_hits_and_errors(store: Store) -> None:
-    cache = SqlToolCache(store)
+    cache = SqlToolCache(store.tool_cache)
     key = cache_key(AUDIO_ID, "local_events", {"top_k": 5}, "yamnet")
     assert cache.get(key) is None
     result = ToolResult(
@@ -487,19 +492,19 @@ def test_tool_cache_get_put_hits_and_errors(store: Store) -> None:
         model="yamnet",
     )
     cache.put(key, "local_events", AUDIO_ID, result)
-    assert store.cache_hits(key) == 0
+    assert store.tool_cache.cache_hits(key) == 0
     assert cache.get(key) == result
     assert cache.get(key) == result
-    assert store.cache_hits(key) == 2
+    assert store.tool_cache.cache_hits(key) == 2
     cache.put(key, "local_events", AUDIO_ID, result)  # same key again: no error
     assert cache.get(key) == result
 
     bad_key = cache_key(AUDIO_ID, "gemini_audio", {}, "gemini")
     cache.put(bad_key, "gemini_audio", AUDIO_ID, ToolResult(output="", error="429 quota"))
     assert cache.get(bad_key) is None
-    assert store.cache_hits(bad_key) is None
+    assert store.tool_cache.cache_hits(bad_key) is None
 
-    assert store.clear_tool_cache(audio_id=AUDIO_ID) == 1
+    assert store.tool_cache.clear_tool_cache(audio_id=AUDIO_ID) == 1
     assert cache.get(key) is None
 
 
@@ -510,7 +515,7 @@ def test_threads_append_events_to_different_runs(store: Store, tmp_path: Path) -
     _, msg = new_question(store, tmp_path)
     run_ids = [run_id() for _ in range(4)]
     for rid in run_ids:
-        store.create_run(rid, msg.id, "offline", "react", ["local_events"])
+        store.runs.create_run(rid, msg.id, "offline", "react", ["local_events"])
     errors: list[BaseException] = []
     barrier = threading.Barrier(len(run_ids))
 
@@ -520,10 +525,10 @@ def test_threads_append_events_to_different_runs(store: Store, tmp_path: Path) -
             seq = 0
             for i in range(25):
                 seq += 1
-                store.append_event(PlannerDelta(run_id=rid, seq=seq, turn=1, text=f"{i} "))
+                store.runs.append_event(PlannerDelta(run_id=rid, seq=seq, turn=1, text=f"{i} "))
             for ev in sample_events(rid)[1:]:
                 seq += 1
-                store.append_event(ev.model_copy(update={"seq": seq}))
+                store.runs.append_event(ev.model_copy(update={"seq": seq}))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -534,19 +539,19 @@ def test_threads_append_events_to_different_runs(store: Store, tmp_path: Path) -
         t.join(timeout=60)
     assert errors == []
     for rid in run_ids:
-        events = store.run_events(rid)
+        events = store.runs.run_events(rid)
         assert [e.seq for e in events] == list(range(1, 34))
-        assert store.get_run(rid).status == "ok"
+        assert store.runs.get_run(rid).status == "ok"
 
 
 def test_threads_add_messages_to_one_conversation(store: Store) -> None:
-    conv = store.create_conversation()
+    conv = store.conversations.create_conversation()
     errors: list[BaseException] = []
 
     def work(n: int) -> None:
         try:
             for i in range(10):
-                store.add_message(conv.id, "user", f"question {n}-{i}")
+                store.messages.add_message(conv.id, "user", f"question {n}-{i}")
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -556,7 +561,7 @@ def test_threads_add_messages_to_one_conversation(store: Store) -> None:
     for t in threads:
         t.join(timeout=60)
     assert errors == []
-    assert [m.position for m in store.list_messages(conv.id)] == list(range(1, 41))
+    assert [m.position for m in store.messages.list_messages(conv.id)] == list(range(1, 41))
 
 
 def test_store_works_with_a_plain_sessionmaker(db_url: str) -> None:
@@ -564,8 +569,8 @@ def test_store_works_with_a_plain_sessionmaker(db_url: str) -> None:
     try:
         migrate(engine)
         store = Store(session_factory(engine))
-        conv = store.create_conversation("x")
-        assert store.get_conversation(conv.id) == conv
+        conv = store.conversations.create_conversation("x")
+        assert store.conversations.get_conversation(conv.id) == conv
     finally:
         engine.dispose()
 
@@ -589,17 +594,21 @@ def test_escape_text_round_trips_and_leaves_plain_text_alone() -> None:
 
 def test_nul_bytes_and_surrogates_round_trip(store: Store, tmp_path: Path) -> None:
     ref = audio_ref(tmp_path)
-    store.add_audio(AudioRef(**{**ref.__dict__, "name": f"bird{AWKWARD}.mp3"}), size_bytes=10)
-    conv = store.create_conversation(title=AWKWARD)
-    msg = store.add_message(conv.id, "user", AWKWARD, choices=[AWKWARD, "b"], audio_id=AUDIO_ID)
-    assert store.get_conversation(conv.id).title == AWKWARD
-    assert store.list_messages(conv.id)[0].text == AWKWARD
-    assert store.get_message(msg.id).choices == [AWKWARD, "b"]
-    assert store.get_audio(AUDIO_ID).name == f"bird{AWKWARD}.mp3"
-    assert store.rename_conversation(conv.id, "x" + AWKWARD).title == "x" + AWKWARD
+    store.recordings.add_audio(
+        AudioRef(**{**ref.__dict__, "name": f"bird{AWKWARD}.mp3"}), size_bytes=10
+    )
+    conv = store.conversations.create_conversation(title=AWKWARD)
+    msg = store.messages.add_message(
+        conv.id, "user", AWKWARD, choices=[AWKWARD, "b"], audio_id=AUDIO_ID
+    )
+    assert store.conversations.get_conversation(conv.id).title == AWKWARD
+    assert store.messages.list_messages(conv.id)[0].text == AWKWARD
+    assert store.messages.get_message(msg.id).choices == [AWKWARD, "b"]
+    assert store.recordings.get_audio(AUDIO_ID).name == f"bird{AWKWARD}.mp3"
+    assert store.conversations.rename_conversation(conv.id, "x" + AWKWARD).title == "x" + AWKWARD
 
     rid = run_id()
-    store.create_run(rid, msg.id, "offline", "react", ["local_asr"])
+    store.runs.create_run(rid, msg.id, "offline", "react", ["local_asr"])
     events: list[Event] = [
         RunStarted(
             run_id=rid,
@@ -623,17 +632,17 @@ def test_nul_bytes_and_surrogates_round_trip(store: Store, tmp_path: Path) -> No
         RunFailed(run_id=rid, seq=4, kind="planner", message=AWKWARD),
     ]
     for event in events:
-        store.append_event(event)
-    assert store.run_events(rid) == events
-    run = store.get_run(rid)
+        store.runs.append_event(event)
+    assert store.runs.run_events(rid) == events
+    run = store.runs.get_run(rid)
     assert (run.answer_text, run.answer_choice, run.error) == (AWKWARD, AWKWARD, AWKWARD)
 
-    export = store.conversation_export(conv.id)
+    export = store.export.conversation_export(conv.id)
     assert export["messages"][0]["text"] == AWKWARD
     assert export["messages"][0]["runs"][0]["events"][1]["output"] == AWKWARD
     json.dumps(export)
 
-    cache = SqlToolCache(store)
+    cache = SqlToolCache(store.tool_cache)
     result = ToolResult(output=AWKWARD, data={"text": AWKWARD})
     cache.put("k" * 64, "local_asr", AUDIO_ID, result)
     assert cache.get("k" * 64) == result
@@ -642,18 +651,18 @@ def test_nul_bytes_and_surrogates_round_trip(store: Store, tmp_path: Path) -> No
 def test_very_long_strings_round_trip(store: Store, tmp_path: Path) -> None:
     long_text = ("Which of these sounds comes first? " * 60_000)[:2_000_000]  # 2 MB
     conv, msg = new_question(store, tmp_path, text=long_text)
-    assert store.get_message(msg.id).text == long_text
-    assert len(store.get_conversation(conv.id).title) <= 61
+    assert store.messages.get_message(msg.id).text == long_text
+    assert len(store.conversations.get_conversation(conv.id).title) <= 61
     long_title = "t" * 100_000
-    assert store.rename_conversation(conv.id, long_title).title == long_title
+    assert store.conversations.rename_conversation(conv.id, long_title).title == long_title
     rid = run_id()
-    store.create_run(rid, msg.id, "offline", "react", [])
+    store.runs.create_run(rid, msg.id, "offline", "react", [])
     output = "word " * 400_000  # a 2 MB tool output
     event = ToolResultEvent(run_id=rid, seq=1, call_id="c", tool="local_asr", output=output)
-    store.append_event(event)
-    store.append_event(Answer(run_id=rid, seq=2, text=long_text, choice=None))
-    assert store.run_events(rid)[0] == event
-    assert store.get_run(rid).answer_text == long_text
+    store.runs.append_event(event)
+    store.runs.append_event(Answer(run_id=rid, seq=2, text=long_text, choice=None))
+    assert store.runs.run_events(rid)[0] == event
+    assert store.runs.get_run(rid).answer_text == long_text
 
 
 def test_postgresql_session_time_zone_does_not_change_times(pg_url: str, tmp_path: Path) -> None:
@@ -664,18 +673,18 @@ def test_postgresql_session_time_zone_does_not_change_times(pg_url: str, tmp_pat
     try:
         with store.engine.connect() as conn:
             assert conn.exec_driver_sql("show timezone").scalar() == "Asia/Kolkata"
-        first = store.create_conversation("first")
-        second = store.create_conversation("second")
-        again = store.get_conversation(first.id)
+        first = store.conversations.create_conversation("first")
+        second = store.conversations.create_conversation("second")
+        again = store.conversations.get_conversation(first.id)
         assert again.created_at == first.created_at and again.created_at.utcoffset().seconds == 0
-        assert [c.id for c in store.list_conversations()] == [second.id, first.id]
+        assert [c.id for c in store.conversations.list_conversations()] == [second.id, first.id]
         _, msg = new_question(store, tmp_path)
         rid = run_id()
-        store.create_run(rid, msg.id, "offline", "react", [])
+        store.runs.create_run(rid, msg.id, "offline", "react", [])
         events = sample_events(rid)
         for event in events:
-            store.append_event(event)
-        assert store.run_events(rid) == events
-        assert store.get_run(rid).finished_at == events[-1].at
+            store.runs.append_event(event)
+        assert store.runs.run_events(rid) == events
+        assert store.runs.get_run(rid).finished_at == events[-1].at
     finally:
         store.close()

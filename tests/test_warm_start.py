@@ -174,7 +174,7 @@ def test_after_start_up_a_first_question_compiles_no_statement(
         service.runs.warmed.result(timeout=start_deadline_s())
         owned = OwnedService(service, "bench")
         audio_id = owned.upload_file(tone_wav).id
-        conversation_id = owned.store.create_conversation().id
+        conversation_id = owned.data.create_conversation().id
         ask = AskRequest("Which sound?", audio_id=audio_id, planner="scripted", tools=[*TOOLS])
 
         async def first_question() -> list[str]:

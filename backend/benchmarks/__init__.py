@@ -60,8 +60,8 @@ class BenchmarkAsker:
         refs = []
         for path in paths:
             ref = self.service.audio.add_file(path)
-            self.store.add_audio(ref, size_bytes=path.stat().st_size)
-            self.store.add_audio_ref(owner, ref.id, path.name)
+            self.store.recordings.add_audio(ref, size_bytes=path.stat().st_size)
+            self.store.recordings.add_audio_ref(owner, ref.id, path.name)
             refs.append(dataclasses.replace(ref, name=path.name))
         return refs
 
@@ -83,7 +83,7 @@ class BenchmarkAsker:
         """One stored run; ``message_id``: answer that question again (a rerun) instead of
         adding it. ``on_run(run_id, message_id)`` is called before the run starts."""
         if message_id is None:
-            message = self.store.add_message(
+            message = self.store.messages.add_message(
                 conversation_id,
                 "user",
                 question,
@@ -102,7 +102,7 @@ class BenchmarkAsker:
             budget=budget if budget is not None else settings.budget,
             tool_timeout_s=settings.tool_timeout_s,
         )
-        self.store.create_run(
+        self.store.runs.create_run(
             request.run_id,
             message_id,
             planner.name,
@@ -205,4 +205,4 @@ class BenchmarkView:
             return []
         if self.records.row_for_run(bench_run_id, run_id) is None:
             return []
-        return self.service.store.run_events(run_id)
+        return self.service.store.runs.run_events(run_id)

@@ -31,9 +31,9 @@ def open_service(settings: Settings, registry: Registry | None = None) -> AgentS
     return service
 
 
-def identity_for(settings: Settings, store: Store | None = None) -> Identity:
+def identity_for(settings: Settings, service: AgentService | None = None) -> Identity:
     """Owner cookies and tokens for these settings: the secret, the users when login is on,
-    and (with the app's ``store``) the server-side sessions of logins and the new-visitor
+    and (with the app's ``service``) the server-side sessions of logins and the new-visitor
     limit per address. The web app and the stdio MCP server (backend/http/mcp_stdio.py) alike."""
     return Identity(
         secret=load_secret(settings.data_dir),
@@ -45,6 +45,6 @@ def identity_for(settings: Settings, store: Store | None = None) -> Identity:
         hf=hf_oauth.HfSessions(hf_oauth.session_secret(os.environ))
         if hf_oauth.enabled(os.environ)
         else None,
-        sessions=LoginSessions(store) if store is not None else None,
+        sessions=LoginSessions(service.store) if service is not None else None,
         new_visitors_per_hour=settings.client_limits.new_visitors_per_hour,
     )

@@ -86,14 +86,14 @@ def build_router(service: AgentService) -> APIRouter:
 
     @router.get("/conversations")
     def list_conversations(owner: str = Depends(current_owner)) -> list[ConversationInfo]:
-        return service.store.list_conversations(owner)
+        return service.data_of(owner).list_conversations()
 
     @router.post("/conversations", status_code=201)
     def create_conversation(
         body: NewConversation | None = None, owner: str = Depends(current_owner)
     ) -> ConversationInfo:
         title = check_title((body or NewConversation()).title, service.settings.limits)
-        return service.store.create_conversation(title, owner=owner)
+        return service.data_of(owner).create_conversation(title)
 
     @router.get("/conversations/{conversation_id}")
     def get_conversation(
@@ -111,7 +111,9 @@ def build_router(service: AgentService) -> APIRouter:
         views = service.conversation_view(
             conversation_id, owner=owner, events=False, last_messages=last
         )
-        total = len(views) if last is None else service.store.count_messages(conversation_id)
+        total = (
+            len(views) if last is None else service.data_of(owner).count_messages(conversation_id)
+        )
         return {
             "conversation": conv.model_dump(mode="json"),
             "total_messages": total,
@@ -130,7 +132,7 @@ def build_router(service: AgentService) -> APIRouter:
     ) -> ConversationInfo:
         service.conversation_or_404(conversation_id, owner=owner)
         title = check_title(body.title, service.settings.limits)
-        renamed = service.store.rename_conversation(conversation_id, title, owner)
+        renamed = service.data_of(owner).rename_conversation(conversation_id, title)
         assert renamed is not None
         return renamed
 
@@ -143,7 +145,7 @@ def build_router(service: AgentService) -> APIRouter:
     def export(conversation_id: str, owner: str = Depends(current_owner)) -> JSONResponse:
         service.conversation_or_404(conversation_id, owner=owner)
         return JSONResponse(
-            service.store.conversation_export(conversation_id, owner),
+            service.data_of(owner).conversation_export(conversation_id),
             headers={
                 "Content-Disposition": f'attachment; filename="conversation-{conversation_id}.json"'
             },
@@ -193,7 +195,7 @@ def build_router(service: AgentService) -> APIRouter:
         )  # off the event loop: it reads and writes the database
         run_ids = service.start_runs(conversation_id, [request], owner=owner)
         return StreamingResponse(
-            follow_sse(service, run_ids),
+            follow_sse(service, run_ids, owner=owner),
             media_type="text/event-stream",
             headers={**SSE_HEADERS, "X-Run-Id": request.run_id},
         )
@@ -218,7 +220,7 @@ def build_router(service: AgentService) -> APIRouter:
         run_ids = service.start_runs(conversation_id, requests, owner=owner)
 
         async def sse() -> AsyncIterator[str]:
-            async for frame in follow_sse(service, run_ids, with_ids=False):
+            async for frame in follow_sse(service, run_ids, owner=owner, with_ids=False):
                 yield frame
             summary = service.compare_summary(run_ids)
             yield sse_frame("summary", json.dumps({"message_id": message.id, **summary.public()}))
@@ -238,7 +240,9 @@ def build_router(service: AgentService) -> APIRouter:
         info = service.run_or_404(run_id, owner=owner)
         return {
             "run": info.public(),
-            "events": [e.model_dump(mode="json") for e in service.store.run_events(run_id)],
+            "events": [
+                e.model_dump(mode="json") for e in service.data_of(owner).run_events(run_id)
+            ],
         }
 
     @router.get("/runs/{run_id}/events", response_model=None)
@@ -256,11 +260,11 @@ def build_router(service: AgentService) -> APIRouter:
             resume = request.headers.get("last-event-id", "")
             start = max(after, int(resume) if resume.isdigit() else 0)
             return StreamingResponse(
-                follow_sse(service, [run_id], after=start),
+                follow_sse(service, [run_id], owner=owner, after=start),
                 media_type="text/event-stream",
                 headers=SSE_HEADERS,
             )
-        events = await asyncio.to_thread(service.store.run_events, run_id, after)
+        events = await asyncio.to_thread(service.data_of(owner).run_events, run_id, after)
         return [e.model_dump(mode="json") for e in events]
 
     @router.post("/runs/{run_id}/stop")
@@ -293,6 +297,7 @@ async def follow_sse(
     service: AgentService,
     run_ids: list[str],
     *,
+    owner: str,
     after: int = 0,
     with_ids: bool = True,
 ) -> AsyncIterator[str]:
@@ -318,7 +323,7 @@ async def follow_sse(
             yield frame(RunFailed(run_id=run_id, seq=seq, kind=fault.kind, message=fault.message))
         return
     for run_id in [r for r in run_ids if r not in ended]:
-        info = await asyncio.to_thread(service.store.get_run, run_id)
+        info = await asyncio.to_thread(service.data_of(owner).get_run, run_id)
         if info is not None and info.status != "running":
             continue  # its end is stored (before ``after``, or sent another way)
         seq = last.get(run_id, after) + 1

@@ -79,9 +79,13 @@ def find_conversation(
     renamed, or begun elsewhere)."""
     # named after its first question (and recording, backend.service.titles), perhaps with " (2)"
     begins = conversation_title(first_question, None, ())
-    candidates = [c for c in service.store.list_conversations(owner) if c.title.startswith(begins)]
+    candidates = [
+        c for c in service.data_of(owner).list_conversations() if c.title.startswith(begins)
+    ]
     for conversation in candidates[:10]:
-        users = [m for m in service.store.list_messages(conversation.id) if m.role == "user"]
+        users = [
+            m for m in service.data_of(owner).list_messages(conversation.id) if m.role == "user"
+        ]
         if not users or users[0].text != first_question:
             continue
         if first_audio_id is None or users[0].audio_id == first_audio_id:
@@ -111,7 +115,7 @@ def start_question(
     )
     created = conversation_id is None
     if conversation_id is None:
-        conversation_id = service.store.create_conversation(owner=owner).id
+        conversation_id = service.data_of(owner).create_conversation().id
     return _start(service, owner, ask, conversation_id, created)
 
 
@@ -128,7 +132,7 @@ def _start(
         run_ids = service.start_runs(conversation_id, [request], owner=owner)
     except BaseException:
         if created:  # refused: leave no empty conversation behind
-            service.store.delete_conversation(conversation_id, owner)
+            service.data_of(owner).delete_conversation(conversation_id)
         raise
     return Started(run_ids[0], conversation_id)
 
@@ -181,10 +185,10 @@ def _tool_call_conversation(
 ) -> tuple[str, bool]:
     """The owner's conversation of tool calls on this recording (id, whether just made)."""
     title = make_title(TOOL_CALLS_TITLE.format(name=audio.name or audio.id[:12]))
-    for conversation in service.store.list_conversations(owner):
+    for conversation in service.data_of(owner).list_conversations():
         if conversation.title == title:
             return conversation.id, False
-    return service.store.create_conversation(title, owner=owner).id, True
+    return service.data_of(owner).create_conversation(title).id, True
 
 
 # -- outcomes ---------------------------------------------------------------------------------

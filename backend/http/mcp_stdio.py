@@ -41,7 +41,7 @@ def owner_of_key(service: AgentService, key: str | None) -> str | None:
     """The owner a key names (None: not valid here, e.g. logged out); no key: the local owner."""
     if not key:
         return DEFAULT_OWNER
-    return identity_for(service.settings, service.store).owner_from_token(key.strip())
+    return identity_for(service.settings, service).owner_from_token(key.strip())
 
 
 async def serve(service: AgentService, owner: str, base_url: str) -> None:

@@ -34,8 +34,7 @@ def share_url(request: Request, token: str) -> str:
 
 def shared_export(service: AgentService, token: str) -> dict[str, Any]:
     """What a share link shows: the export of the conversation, without its owner id."""
-    conv = service.shared_conversation(token)
-    data = service.store.conversation_export(conv.id, conv.owner)
+    data = service.shared_export(token)
     data["conversation"].pop("owner", None)
     for audio in data["audio"]:
         audio["url"] = f"/api/shared/{token}/audio/{audio['id']}"
@@ -65,7 +64,7 @@ def build_router(service: AgentService) -> APIRouter:
     def shared_audio(token: str, audio_id: str) -> FileResponse:
         data = shared_export(service, token)
         item = next((a for a in data["audio"] if a["id"] == audio_id), None)
-        info = service.store.get_audio(audio_id) if item else None
+        info = service.shared_recording(audio_id, data) if item else None
         if item is None or info is None:
             raise ServiceError(f"No audio {audio_id}.", status=404)
         return audio_response(info, item["name"])

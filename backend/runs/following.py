@@ -5,17 +5,36 @@ the store. Apart from writing: a follower only reads what the writer published o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import threading
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 from agent import events as ev
-from backend.runs.live_run import Subscriber
-from backend.runs.manager_base import RunManagerBase
+from backend.runs.db_threads import DbThreads
+from backend.runs.live_run import LiveRun, Subscriber
+from backend.runs.unstored_ends import UnstoredEnds
+from storage import Store
 
 FOLLOW_POLL_S = 0.25  # following a run of another process: how often to look for new events
 
 
-class RunFollowing(RunManagerBase):
-    """Following runs; a part of ``RunManager``."""
+class RunFollowing:
+    """Following runs; a part of ``RunManager``. Reads the manager's live runs (``live``,
+    under the manager's ``lock``), the ends kept by ``unstored``, and the store."""
+
+    def __init__(
+        self,
+        store: Store,
+        lock: threading.RLock,
+        db: DbThreads,
+        *,
+        live: Mapping[str, LiveRun],
+        unstored: UnstoredEnds,
+    ) -> None:
+        self.store = store
+        self._lock = lock
+        self._executor = db.executor  # on the follower's own loop
+        self._live = live
+        self._unstored = unstored
 
     async def follow(
         self, run_ids: Sequence[str], after: int | dict[str, int] = 0
@@ -41,16 +60,18 @@ class RunFollowing(RunManagerBase):
                     live.subscribers.add(sub)
                     live_ids.add(run_id)
                     stored[run_id] = [e for e in live.stored if e.seq > last[run_id]]
-                elif run_id in self._unstored:
-                    unstored[run_id] = self._unstored[run_id]
+                elif (end := self._unstored.unstored_end(run_id)) is not None:
+                    unstored[run_id] = end
         try:
             ended: set[str] = set()
             elsewhere = [r for r in run_ids if r not in live_ids]
             if elsewhere:  # ended, or run by another process: from the database
                 stored.update(
                     await loop.run_in_executor(
-                        self._db,
-                        lambda: {r: self.store.run_events(r, after=last[r]) for r in elsewhere},
+                        self._executor,
+                        lambda: {
+                            r: self.store.runs.run_events(r, after=last[r]) for r in elsewhere
+                        },
                     )
                 )
             for run_id in run_ids:
@@ -80,7 +101,7 @@ class RunFollowing(RunManagerBase):
                         # a status that is no longer "running" hold that end.
                         running = await self._still_running(run_id)
                         events = await loop.run_in_executor(
-                            self._db, self.store.run_events, run_id, last[run_id]
+                            self._executor, self.store.runs.run_events, run_id, last[run_id]
                         )
                         for event in events:
                             last[run_id] = event.seq
@@ -106,6 +127,6 @@ class RunFollowing(RunManagerBase):
 
     async def _still_running(self, run_id: str) -> bool:
         info = await asyncio.get_running_loop().run_in_executor(
-            self._db, self.store.get_run, run_id
+            self._executor, self.store.runs.get_run, run_id
         )
         return info is not None and info.status == "running"

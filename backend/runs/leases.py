@@ -79,7 +79,7 @@ def sweep(
     now = datetime.now(UTC)
     dead: list[str] = []  # gone, or cannot tell: judged by the lease
     stalled: dict[str, float] = {}  # alive, but silent for longer than stall_s
-    for worker, (beat, oldest) in store.stale_run_workers(lease_s).items():
+    for worker, (beat, oldest) in store.runs.stale_run_workers(lease_s).items():
         if worker == own_worker:
             continue  # this process is alive: its next beat refreshes them
         silent_s = (now - beat).total_seconds()
@@ -98,10 +98,10 @@ def sweep(
             )
     closed = []
     if dead:
-        closed += store.mark_interrupted_runs(None, lease_s, unowned=False, only_workers=dead)
+        closed += store.runs.mark_interrupted_runs(None, lease_s, unowned=False, only_workers=dead)
     for worker, silent_s in stalled.items():
         warned.discard(worker)
-        closed += store.mark_interrupted_runs(
+        closed += store.runs.mark_interrupted_runs(
             None,
             lease_s,
             unowned=False,

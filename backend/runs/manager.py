@@ -36,11 +36,10 @@ API for other parts (the API routes, the Gradio UI, the benchmarks)::
     manager.stop(run_id)                    # Stop: cancelled
     manager.close()                         # shutdown: live runs interrupted
 
-Its parts: ``backend.runs.live_run`` (a live run's record), ``backend.runs.limits`` (limits,
-tickets, refusals), ``backend.runs.writer`` (batched writing and publishing),
-``backend.runs.queue`` (slots), ``backend.runs.admission`` (limits checked),
-``backend.runs.following`` (``follow``) and ``backend.runs.unstored_ends`` (runs whose storage
-failed); this module starts, supervises and stops runs.
+Its parts, a module and an attribute each (see ``RunManager``): ``writer``, ``queue``,
+``admission``, ``following`` and ``unstored`` (``backend.runs.unstored_ends``), over
+``live_run`` (a live run's record), ``limits`` and ``db_threads``; this module starts,
+supervises and stops runs.
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from agent import events as ev
 from agent.answer import Similarity
@@ -65,13 +64,14 @@ from agent.tools.base import ToolCache
 from backend.access.clients import UNKNOWN
 from backend.runs import faults, leases
 from backend.runs.admission import RunAdmission, spend_message
+from backend.runs.db_threads import DbThreads
 from backend.runs.fairness import AddressShare
 from backend.runs.following import FOLLOW_POLL_S, RunFollowing
 from backend.runs.limits import RunLimits, RunRefused, Ticket, default_max_running
 from backend.runs.live_run import LiveRun, RunGroup
 from backend.runs.queue import RunQueue
 from backend.runs.unstored_ends import UnstoredEnds
-from backend.runs.writer import DELTA_GATHER_S, GATHER_S
+from backend.runs.writer import DELTA_GATHER_S, GATHER_S, RunEventWriter
 from storage import Store
 from storage.repo import INTERRUPTED_ERROR
 from storage.schemas import RunInfo
@@ -99,8 +99,14 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
-    """Runs of this process; see the module docstring."""
+class RunManager:
+    """Runs of this process; see the module docstring.
+
+    Composed of its parts, each given what it works with and owning its own state:
+    ``writer`` (``RunEventWriter``), ``queue`` (``RunQueue``: the slots and the counts),
+    ``admission`` (``RunAdmission``: the reservations), ``unstored`` (``UnstoredEnds``: the
+    ends kept) and ``following`` (``RunFollowing``). The manager keeps the live runs, the
+    lock the parts share, its event loop and database threads, and the heartbeat."""
 
     def __init__(
         self,
@@ -128,26 +134,34 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
         self.heartbeat_s = heartbeat_s
         self.lease_s = max(lease_s, 2 * heartbeat_s)
         self.stall_s = max(stall_s, self.lease_s)
-        self.gather_s = gather_s
-        self.delta_gather_s = delta_gather_s
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the parts' too: their state changes in one step
         self._live: dict[str, LiveRun] = {}
-        self._unstored: dict[str, ev.RunFailed] = {}  # ended here, end not stored yet
-        self._waiting: list[LiveRun] = []
-        self._running = 0
-        self._reserved = 0  # admitted, not yet started
-        self._starting = 0  # started, not yet holding a slot or waiting
         self._beat_task: asyncio.Task[None] | None = None
-        self._owner_reserved: dict[str, int] = {}
         self._addresses = AddressShare(  # per client address (backend.runs.fairness)
             self.limits.address_max_running, self.limits.address_runs_per_minute
         )
         self._silent_workers: set[str] = set()  # alive but without a beat (warned once)
-        self._recent_walls: list[float] = []
         self._closing = False
-        # Database writes get their own threads: they never wait behind model calls.
-        self._db = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="runs-db")
         self._loop = asyncio.new_event_loop()
+        # Database writes get their own threads: they never wait behind model calls.
+        self._db = DbThreads(self._loop)
+        closing = self._is_closing
+        self.writer = RunEventWriter(
+            store, self._db, self._lock,
+            gather_s=gather_s, delta_gather_s=delta_gather_s, closing=closing,
+        )  # fmt: skip
+        self.queue = RunQueue(self.limits, self._lock, self._loop, self.writer)
+        self.admission = RunAdmission(
+            store, self.limits, self._lock,
+            queue=self.queue, addresses=self._addresses, db=self._db, writer=self.writer,
+            closing=closing,
+        )  # fmt: skip
+        self.unstored = UnstoredEnds(
+            store, self._lock, self._db, self.writer, retry_every_s=heartbeat_s
+        )
+        self.following = RunFollowing(
+            store, self._lock, self._db, live=self._live, unstored=self.unstored
+        )
         self._thread = threading.Thread(target=self._serve, name="runs", daemon=True)
         self._thread.start()
         self._heartbeat = asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
@@ -159,6 +173,29 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
         else:
             self.warmed.set_result(None)
 
+    # ------------------------------------------------------------------ the parts' API
+
+    def admit(
+        self, owner: str, count: int = 1, *, paid: bool = False, address: str = UNKNOWN
+    ) -> Ticket:
+        """Check the limits, reserve ``count`` runs (``RunAdmission.admit``; RunRefused)."""
+        return self.admission.admit(owner, count, paid=paid, address=address)
+
+    def release(self, ticket: Ticket) -> None:
+        self.admission.release(ticket)
+
+    def follow(
+        self, run_ids: Sequence[str], after: int | dict[str, int] = 0
+    ) -> AsyncIterator[ev.Event]:
+        """Stored events, then live ones, until every run ended (``RunFollowing.follow``)."""
+        return self.following.follow(run_ids, after)
+
+    def unstored_end(self, run_id: str) -> ev.RunFailed | None:
+        return self.unstored.unstored_end(run_id)
+
+    def _is_closing(self) -> bool:
+        return self._closing
+
     # ------------------------------------------------------------------ lifecycle
 
     def _serve(self) -> None:
@@ -169,7 +206,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
         """At start-up: close this worker's runs left by an earlier life (a stable
         ``AUDIO_AGENT_WORKER_ID``), runs of no worker, and runs whose lease expired when
         their process is dead (``backend.runs.leases``: a paused one keeps them)."""
-        closed = self.store.mark_interrupted_runs(  # no lease is that old: own and unowned
+        closed = self.store.runs.mark_interrupted_runs(  # no lease is that old: own and unowned
             worker_id=self.worker_id, lease_s=leases.NEVER_S
         )
         return closed + leases.sweep(
@@ -197,8 +234,8 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
             if self._beat_task is not None:
                 self._beat_task.cancel()
                 await asyncio.gather(self._beat_task, return_exceptions=True)
-            if self._unstored:  # a last try; else the next start closes them (recover)
-                await self._in_db(self._store_unstored_ends)
+            if self.unstored:  # a last try; else the next start closes them (recover)
+                await self._db.run(self.unstored.store_all)
 
         try:
             asyncio.run_coroutine_threadsafe(settle(), self._loop).result(timeout_s + 1)
@@ -206,7 +243,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
             log.exception("runs did not settle at shutdown")
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
-        self._db.shutdown(wait=True)
+        self._db.shutdown()
         return [r.run_id for r in live if r.ended_as == "interrupted"]
 
     async def _warm_up(self) -> None:
@@ -224,7 +261,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
                 await asyncio.to_thread(self._warm_planners)
             await asyncio.to_thread(sdk_warm_up.warm_up)
             await asyncio.gather(
-                self._in_db(self.store.warm_up), self._in_db(self.store.run_events, "")
+                self._db.run(self.store.warm_up), self._db.run(self.store.runs.run_events, "")
             )
             await asyncio.to_thread(int)
         except Exception as exc:  # noqa: BLE001 - only an optimisation
@@ -239,12 +276,12 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
         for tick in itertools.count(1):
             await asyncio.sleep(self.heartbeat_s)
             try:
-                if self._unstored:  # runs that ended here while storage failed
-                    await self._in_db(self._store_unstored_ends)
-                if self._live or self._unstored:
-                    await self._in_db(self.store.heartbeat, self.worker_id)
+                if self.unstored:  # runs that ended here while storage failed
+                    await self._db.run(self.unstored.store_all)
+                if self._live or self.unstored:
+                    await self._db.run(self.store.runs.heartbeat, self.worker_id)
                 if tick % sweep_every == 0:
-                    closed = await self._in_db(
+                    closed = await self._db.run(
                         leases.sweep,
                         self.store,
                         own_worker=self.worker_id,
@@ -277,13 +314,13 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
             if self._closing:
                 raise RunRefused("The server is shutting down; try again in a moment.", 5)
             if ticket is not None:
-                self.release(ticket)
+                self.admission.release(ticket)
             for request in requests:
                 live = LiveRun(request, owner, group, address)
                 self._addresses.add(address)
-                self._starting += 1
+                self.queue.starts()
                 if self.limits.owner_daily_usd is not None:
-                    request.spend_check = lambda live=live: self._spend_refusal(live)
+                    request.spend_check = lambda live=live: self.admission.spend_refusal(live)
                 self._live[live.run_id] = live
                 lives.append(live)
         for live in lives:
@@ -302,7 +339,7 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
         with self._lock:
             live = self._live.get(run_id)
         if live is None:
-            return self._stop_unstored(run_id)
+            return self.unstored.stop(run_id)
         self._cancel(live, "cancelled")
         return True
 
@@ -337,10 +374,10 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
             log.exception("run %s failed", live.run_id)
             failure = ("internal_error", f"{type(exc).__name__}: {exc}")
         finally:
-            self._leave_queue(live)
+            self.queue.leave_queue(live)
         if not live.terminal and not live.closed_elsewhere and live.write_error is None:
             live.ended_as = failure[0] if failure else "internal_error"
-            self._add(
+            self.writer.add(
                 live,
                 ev.RunFailed(
                     run_id=live.run_id,
@@ -349,15 +386,15 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
                     message=failure[1] if failure else "The run ended without its last event.",
                 ),
             )
-        await self._drain(live)
+        await self.writer.drain(live)
         if live.write_error is not None and not live.closed_elsewhere:
             # Not "interrupted", and not what was not stored: it ends with the fault.
-            await self._end_unstored(live)
-        self._recent_walls = [*self._recent_walls[-19:], time.monotonic() - started]
+            await self.unstored.end(live)
+        self.admission.ran(time.monotonic() - started)
         await self._end(live)
 
     async def _drive(self, live: LiveRun) -> None:
-        await self._acquire_slot(live)
+        await self.queue.acquire_slot(live)
         try:
             live.request.first_seq = live.last_seq + 1
             # Each owner's runs read and write only their own cached tool results.
@@ -368,19 +405,19 @@ class RunManager(RunAdmission, RunQueue, RunFollowing, UnstoredEnds):
             )
             try:
                 async for event in events:
-                    self._add(live, event)
+                    self.writer.add(live, event)
                     if live.closed_elsewhere or live.write_error is not None:
                         break
             finally:
                 await events.aclose()  # its finally blocks: running tools are cancelled
         finally:
-            self._release_slot()
+            self.queue.release_slot()
 
     async def _end(self, live: LiveRun) -> None:
         group = live.group
         group.left -= 1
         if group.left == 0 and not group.finished and not self._closing:
-            await self._in_db(self._finish_group, group)  # not with its last batch
+            await self._db.run(self.writer.finish_group, group)  # not with its last batch
         with self._lock:
             self._live.pop(live.run_id, None)
             self._addresses.done(live.address)

@@ -6,18 +6,55 @@ and from the run task (which only takes and gives back its slot)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from agent import events as ev
 from backend.runs.fairness import queue_position
+from backend.runs.limits import RunLimits
 from backend.runs.live_run import LiveRun
 from backend.runs.writer import RunEventWriter
 
 
-class RunQueue(RunEventWriter):
-    """The slots and the queue for them; a part of ``RunManager``."""
+class RunQueue:
+    """The slots and the queue for them; a part of ``RunManager``. Owns the counts that
+    admission reads (``running``, ``waiting``, ``starting``); ``lock`` is the manager's."""
 
-    async def _acquire_slot(self, live: LiveRun) -> None:
-        most = self.limits.max_running
+    def __init__(
+        self,
+        limits: RunLimits,
+        lock: threading.RLock,
+        loop: asyncio.AbstractEventLoop,
+        writer: RunEventWriter,
+    ) -> None:
+        self._limits = limits
+        self._lock = lock
+        self._loop = loop
+        self._writer = writer  # a ``queued`` event is written as any other
+        self._waiting: list[LiveRun] = []  # in the order they get a slot
+        self._running = 0
+        self._starting = 0  # started, not yet holding a slot or waiting
+
+    @property
+    def running(self) -> int:
+        """Runs holding a slot."""
+        return self._running
+
+    @property
+    def waiting(self) -> int:
+        """Runs waiting in the queue."""
+        return len(self._waiting)
+
+    @property
+    def starting(self) -> int:
+        """Runs started, not yet holding a slot or waiting."""
+        return self._starting
+
+    def starts(self) -> None:
+        """A run was started (under the manager's lock): it asks for a slot soon."""
+        self._starting += 1
+
+    async def acquire_slot(self, live: LiveRun) -> None:
+        most = self._limits.max_running
         with self._lock:
             self._starting -= 1
             if not most or (self._running < most and not self._waiting):
@@ -30,7 +67,7 @@ class RunQueue(RunEventWriter):
             await live.slot
         except asyncio.CancelledError:
             if live.slot.done() and not live.slot.cancelled():
-                self._release_slot()  # granted as we were cancelled: give it back
+                self.release_slot()  # granted as we were cancelled: give it back
             raise
         finally:
             live.slot = None
@@ -40,14 +77,14 @@ class RunQueue(RunEventWriter):
         index, live.rank = queue_position(self._waiting, live.address)
         self._waiting.insert(index, live)
 
-    def _leave_queue(self, live: LiveRun) -> None:
+    def leave_queue(self, live: LiveRun) -> None:
         if live in self._waiting:
             self._waiting.remove(live)
             self._announce_queue()
 
-    def _release_slot(self) -> None:
+    def release_slot(self) -> None:
         self._running -= 1
-        most = self.limits.max_running
+        most = self._limits.max_running
         moved = False
         while self._waiting and (not most or self._running < most):
             nxt = self._waiting.pop(0)
@@ -63,7 +100,7 @@ class RunQueue(RunEventWriter):
             if live.position == index + 1:
                 continue
             live.position = index + 1
-            self._add(
+            self._writer.add(
                 live,
                 ev.Queued(
                     run_id=live.run_id,

@@ -4,7 +4,7 @@ with the fault's kind (``storage_full``, ``storage_error``) right after its last
 event, for every follower, never as the success that was not stored.
 
 When even that end cannot be stored, the run's row still says "running" while no task runs
-it any more. The manager keeps the end here (``_unstored``) and its process goes on
+it any more. The manager keeps the end here (``UnstoredEnds``) and its process goes on
 answering for the run: followers that come later get the stored events and this end (they
 do not wait for a run nobody runs), the heartbeat keeps the run's lease (no other process
 takes it over), every heartbeat tries to store the end again, and Stop stores it at once
@@ -16,19 +16,43 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 
 from agent import events as ev
 from backend.runs import faults
+from backend.runs.db_threads import DbThreads
 from backend.runs.live_run import LiveRun
 from backend.runs.writer import RunEventWriter
+from storage import Store
 
 log = logging.getLogger("audio_agent.runs")
 
 
-class UnstoredEnds(RunEventWriter):
-    """Ending runs whose storage failed; a part of ``RunManager``."""
+class UnstoredEnds:
+    """Ending runs whose storage failed; a part of ``RunManager``, which owns the ends kept
+    (by run id) until they are stored."""
 
-    async def _end_unstored(self, live: LiveRun) -> None:
+    def __init__(
+        self,
+        store: Store,
+        lock: threading.RLock,
+        db: DbThreads,
+        writer: RunEventWriter,
+        *,
+        retry_every_s: float,
+    ) -> None:
+        self.store = store
+        self._lock = lock
+        self._db = db
+        self._writer = writer  # an end is stored and published as any end
+        self._retry_every_s = retry_every_s  # the heartbeat, which tries again
+        self._ends: dict[str, ev.RunFailed] = {}  # ended here, their end not stored yet
+
+    def __bool__(self) -> bool:
+        """Whether any end is kept."""
+        return bool(self._ends)
+
+    async def end(self, live: LiveRun) -> None:
         """End a run after a failed write (``live.write_error``): its end, stored if
         storage works again already, else published and kept to be stored later."""
         assert live.write_error is not None
@@ -39,11 +63,11 @@ class UnstoredEnds(RunEventWriter):
             run_id=live.run_id, seq=live.stored_seq + 1, kind=fault.kind, message=fault.message
         )
         try:
-            await self._in_db(self._write, live, [end])  # stored and published as any end
+            await self._db.run(self._writer.write, live, [end])  # stored and published as any end
             return
         except LookupError:  # closed by another process meanwhile: its end is the one
             live.closed_elsewhere = True
-            await self._publish_stored_end(live)
+            await self._writer.publish_stored_end(live)
             return
         except Exception as exc:  # noqa: BLE001 - still failing: kept, and told as it is
             log.error(
@@ -52,37 +76,37 @@ class UnstoredEnds(RunEventWriter):
                 live.run_id,
                 fault.kind,
                 faults.first_line(exc),
-                self.heartbeat_s,
+                self._retry_every_s,
             )
         with self._lock:  # kept before it is published: a later follower finds one or other
-            self._unstored[live.run_id] = end
-        self._publish(live, [end])
+            self._ends[live.run_id] = end
+        self._writer.publish(live, [end])
 
     def unstored_end(self, run_id: str) -> ev.RunFailed | None:
         """The end of a run of this process that is not stored yet, if it is one."""
         with self._lock:
-            return self._unstored.get(run_id)
+            return self._ends.get(run_id)
 
     def _store_end(self, end: ev.RunFailed) -> None:
         """Store a kept end (in a database thread); the storage's error when it fails."""
         with contextlib.suppress(LookupError):  # closed by another process, or deleted
-            self.store.append_events([end])
+            self.store.runs.append_events([end])
             log.info("run %s: its end (%s) is stored now", end.run_id, end.kind)
         with self._lock:
-            self._unstored.pop(end.run_id, None)
+            self._ends.pop(end.run_id, None)
 
-    def _store_unstored_ends(self) -> int:
+    def store_all(self) -> int:
         """Try to store every kept end (each heartbeat); how many are still kept."""
         with self._lock:
-            ends = list(self._unstored.values())
+            ends = list(self._ends.values())
         for end in ends:
             try:
                 self._store_end(end)
             except Exception:  # noqa: BLE001 - still failing; the next heartbeat tries again
                 log.debug("storing the end of run %s failed again", end.run_id)
-        return len(self._unstored)
+        return len(self._ends)
 
-    def _stop_unstored(self, run_id: str) -> bool:
+    def stop(self, run_id: str) -> bool:
         """Stop of a run whose end is kept: stored now (the storage's error if it still
         fails); False if the run is not one."""
         end = self.unstored_end(run_id)

@@ -4,14 +4,19 @@ retention period, and read back with their runs in a fixed number of queries."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from agent import events as ev
-from backend.service.base import ServiceBase
+from agent.audio import AudioStore
+from backend.host.settings import Settings
+from backend.service.lookups import OwnerLookups
+from backend.service.runs import RunService
+from storage import Store
 from storage.cleanup import Purged, purge_conversation, stale_conversations
 from storage.schemas import MessageInfo, RunInfo
+from storage.upload_files import UploadFiles
 
 log = logging.getLogger(__name__)
 
@@ -32,20 +37,34 @@ class MessageView:
     runs: list[RunView] = field(default_factory=list)
 
 
-class ConversationService(ServiceBase):
-    """The conversations part of ``AgentService``."""
+class ConversationService:
+    """The conversations part of ``AgentService``; owns the ``deletion_hooks``."""
 
-    if TYPE_CHECKING:  # backend.service.runs.RunService's, in AgentService
-
-        def stop_runs(self, run_ids: list[str]) -> list[str]: ...
-
-        def live_runs(self, conversation_id: str) -> list[RunInfo]: ...
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        audio: AudioStore,
+        upload_files: UploadFiles,
+        lookups: OwnerLookups,
+        running: RunService,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.audio = audio
+        self.upload_files = upload_files
+        self._lookups = lookups
+        self._running = running  # a deleted conversation's live runs are stopped first
+        # Called with what a deletion removed, before the recordings' files go (the UI adds
+        # the removal of its temporary copies and exports: frontend/files.py).
+        self.deletion_hooks: list[Callable[[Purged], object]] = []
 
     def delete_conversation(self, conversation_id: str) -> Purged | None:
         """Delete a conversation with what only it used: the recordings no other conversation
         (of any owner) references, their files, their cached tool results, and (through
         ``deletion_hooks``) the UI's temporary files and exports. None if it did not exist."""
-        self.stop_runs([r.id for r in self.live_runs(conversation_id)])  # nothing to write to
+        running = self._running
+        running.stop_runs([r.id for r in running.live_runs(conversation_id)])  # nothing to write to
         purged = purge_conversation(self.store, conversation_id)
         if purged is None:
             return None
@@ -90,17 +109,17 @@ class ConversationService(ServiceBase):
         of the last N questions, and of earlier runs only their summary (start, answer,
         end: ``RunView.complete`` False), so that the events read do not grow with the
         number of questions."""
-        self.conversation_or_404(conversation_id, owner=owner)
-        messages = self.store.list_messages(conversation_id, last_messages)
+        self._lookups.conversation_or_404(conversation_id, owner=owner)
+        messages = self.store.messages.list_messages(conversation_id, last_messages)
         first = messages[0].position if messages and last_messages is not None else None
-        runs = self.store.conversation_runs(conversation_id, first)
+        runs = self.store.runs.conversation_runs(conversation_id, first)
         asked = [m.id for m in messages if m.role == "user"]
         full = set(asked if full_last is None else asked[max(0, len(asked) - full_last) :])
         stored: dict[str, list[ev.Event]] = {}
         if events:
-            stored = self.store.events_for_runs(r.id for m in full for r in runs.get(m, []))
+            stored = self.store.runs.events_for_runs(r.id for m in full for r in runs.get(m, []))
             rest = [r.id for m in asked if m not in full for r in runs.get(m, [])]
-            stored.update(self.store.events_for_runs(rest, SUMMARY_EVENT_TYPES))
+            stored.update(self.store.runs.events_for_runs(rest, SUMMARY_EVENT_TYPES))
         views = []
         for message in messages:
             infos = runs.get(message.id, []) if message.role == "user" else []

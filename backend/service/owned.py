@@ -1,10 +1,11 @@
-"""The store and the service as one owner sees them (what the Gradio handlers use).
+"""The service as one owner sees it (what the Gradio handlers use).
 
 ``OwnedService(service, owner)`` has the service's methods with ``owner`` bound, and its
-``store`` and ``audio`` are scoped the same way: another owner's conversation, run or
-recording is simply not there (None, an empty list, or a 404 ServiceError, as for an id
-that does not exist). Methods not listed here are not reachable through it, so a handler
-cannot read unscoped data by accident.
+``data`` (``backend.service.owned_data``: the one way the fronts read stored rows) and
+``audio`` are scoped the same way: another owner's conversation, run or recording is simply
+not there (None, an empty list, or a 404 ServiceError, as for an id that does not exist).
+Methods not listed here are not reachable through it, so a handler cannot read unscoped data
+by accident.
 """
 
 from __future__ import annotations
@@ -23,69 +24,7 @@ from backend.service import (
     StartedQuestion,
 )
 from storage import Store
-from storage.models import DEFAULT_TITLE
-from storage.schemas import AudioInfo, ConversationInfo, MessageInfo, RunInfo
-
-
-class OwnedStore:
-    """``Store`` methods the UI uses, limited to one owner's data."""
-
-    def __init__(self, store: Store, owner: str) -> None:
-        self._store = store
-        self.owner = owner
-
-    def list_conversations(self) -> list[ConversationInfo]:
-        return self._store.list_conversations(self.owner)
-
-    def create_conversation(self, title: str = DEFAULT_TITLE) -> ConversationInfo:
-        return self._store.create_conversation(title, owner=self.owner)
-
-    def get_conversation(self, conversation_id: str) -> ConversationInfo | None:
-        return self._store.get_conversation(conversation_id, self.owner)
-
-    def rename_conversation(self, conversation_id: str, title: str) -> ConversationInfo | None:
-        return self._store.rename_conversation(conversation_id, title, self.owner)
-
-    def delete_conversation(self, conversation_id: str) -> bool:
-        return self._store.delete_conversation(conversation_id, self.owner)
-
-    def conversation_export(self, conversation_id: str) -> dict[str, Any]:
-        return self._store.conversation_export(conversation_id, self.owner)
-
-    def get_audio(self, audio_id: str) -> AudioInfo | None:
-        return self._store.get_audio(audio_id, self.owner)
-
-    def audio_infos(self, audio_ids: Any) -> dict[str, AudioInfo]:
-        return self._store.audio_infos(audio_ids, self.owner)
-
-    def get_run(self, run_id: str) -> RunInfo | None:
-        return self._store.get_run(run_id, self.owner)
-
-    def runs_for_message(self, message_id: str) -> list[RunInfo]:
-        return self._store.runs_for_message(message_id, self.owner)
-
-    def run_events(self, run_id: str) -> list[Any]:
-        if self._store.get_run(run_id, self.owner) is None:
-            return []
-        return self._store.run_events(run_id)
-
-    def list_messages(self, conversation_id: str) -> list[MessageInfo]:
-        if self.get_conversation(conversation_id) is None:
-            return []
-        return self._store.list_messages(conversation_id)
-
-    def conversation_audio_names(self, conversation_ids: Any) -> dict[str, list[str]]:
-        mine = {c.id for c in self.list_conversations()}
-        return self._store.conversation_audio_names(c for c in conversation_ids if c in mine)
-
-    def running_conversations(self, conversation_ids: Any) -> set[str]:
-        mine = {c.id for c in self.list_conversations()}
-        return self._store.running_conversations(c for c in conversation_ids if c in mine)
-
-    def is_shared(self, conversation_id: str) -> bool:
-        return self.get_conversation(conversation_id) is not None and self._store.is_shared(
-            conversation_id
-        )
+from storage.schemas import AudioInfo, ConversationInfo, RunInfo
 
 
 class OwnedAudio:
@@ -98,7 +37,7 @@ class OwnedAudio:
         self.max_bytes = audio.max_bytes
 
     def get(self, audio_id: str) -> AudioRef | None:
-        info = self._store.get_audio(audio_id, self.owner)
+        info = self._store.recordings.get_audio(audio_id, self.owner)
         ref = self._audio.get(audio_id) if info is not None else None
         return dataclasses.replace(ref, name=info.name) if ref and info else None
 
@@ -112,7 +51,7 @@ class OwnedService:
     def __init__(self, service: AgentService, owner: str) -> None:
         self._service = service
         self.owner = owner
-        self.store = OwnedStore(service.store, owner)
+        self.data = service.data_of(owner)
         self.audio = OwnedAudio(service.audio, service.store, owner)
         self.settings = service.settings
         self.registry = service.registry
@@ -140,7 +79,7 @@ class OwnedService:
         )
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
-        if self.store.get_conversation(conversation_id) is None:
+        if self.data.get_conversation(conversation_id) is None:
             return None
         return self._service.latest_audio_id(conversation_id)
 
@@ -161,16 +100,16 @@ class OwnedService:
         return self._service.prepare_many(conversation_id, ask, contenders, owner=self.owner)
 
     def live_runs(self, conversation_id: str) -> list[RunInfo]:
-        if self.store.get_conversation(conversation_id) is None:
+        if self.data.get_conversation(conversation_id) is None:
             return []
         return self._service.live_runs(conversation_id)
 
     def stop_runs(self, run_ids: list[str]) -> list[str]:
-        return self._service.stop_runs([r for r in run_ids if self.store.get_run(r) is not None])
+        return self._service.stop_runs([r for r in run_ids if self.data.get_run(r) is not None])
 
     def mine(self, run_ids: list[str]) -> list[str]:
         """Those of ``run_ids`` that are this owner's."""
-        return [r for r in run_ids if self.store.get_run(r) is not None]
+        return [r for r in run_ids if self.data.get_run(r) is not None]
 
     async def follow(self, run_ids: list[str], after: Any = 0) -> AsyncIterator[Any]:
         """``AgentService.follow`` for this owner's runs (checked in a thread: the database
@@ -203,7 +142,7 @@ class OwnedService:
             yield event
 
     def compare_summary(self, run_ids: list[str]) -> CompareSummary:
-        mine = [r for r in run_ids if self.store.get_run(r) is not None]
+        mine = [r for r in run_ids if self.data.get_run(r) is not None]
         return self._service.compare_summary(mine)
 
     def message_summary(self, message_id: str) -> CompareSummary:
@@ -211,7 +150,7 @@ class OwnedService:
 
     def delete_conversation(self, conversation_id: str) -> Any:
         """Delete this owner's conversation with what only it used; None if not theirs."""
-        if self.store.get_conversation(conversation_id) is None:
+        if self.data.get_conversation(conversation_id) is None:
             return None
         return self._service.delete_conversation(conversation_id)
 

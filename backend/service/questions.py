@@ -5,24 +5,26 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from agent import events as ev
+from agent.audio import AudioStore
 from agent.context import PriorTurn, RunRequest, is_paid
 from agent.planners.base import Planner
-from agent.registry import UnavailableError
+from agent.registry import Registry, UnavailableError
 from agent.strategies import default_strategy, strategy_names
 from agent.tools.base import Tool
 from backend.access.body_limits import Text, check_question
+from backend.access.clients import ClientDirectory
 from backend.errors import ServiceError
-from backend.runs.manager import RunRefused
-from backend.service.base import ServiceBase
+from backend.host.settings import Settings
+from backend.runs.manager import RunManager, RunRefused, Ticket
+from backend.service.lookups import OwnerLookups
 from backend.service.titles import distinct, plain_title
+from storage import Store
 from storage.models import DEFAULT_TITLE
 from storage.schemas import MessageInfo
 
@@ -53,23 +55,41 @@ class StartedQuestion:
     message: MessageInfo
 
 
-class QuestionService(ServiceBase):
-    """The asking part of ``AgentService``."""
+class QuestionService:
+    """The asking part of ``AgentService``. Owns the tickets of questions admitted and
+    stored but not started yet (``take_ticket``: the runs part starts them)."""
 
-    if TYPE_CHECKING:  # backend.service.runs.RunService's, in AgentService
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        registry: Registry,
+        audio: AudioStore,
+        manager: RunManager,
+        clients: ClientDirectory,
+        lookups: OwnerLookups,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.registry = registry
+        self.audio = audio
+        self._manager = manager  # admission before anything is stored
+        self._clients = clients  # each owner's last client address
+        self._lookups = lookups
+        self._tickets: dict[str, Ticket] = {}  # admitted, by first run id, until started
 
-        def stream(
-            self, conversation_id: str, request: RunRequest, *, answer_message: bool = True
-        ) -> AsyncIterator[ev.Event]: ...
+    def take_ticket(self, run_id: str) -> Ticket | None:
+        """The admission of the question whose first run is ``run_id``, handed over once."""
+        return self._tickets.pop(run_id, None)
 
     def latest_audio_id(self, conversation_id: str) -> str | None:
-        return self.store.latest_audio_id(conversation_id)
+        return self.store.messages.latest_audio_id(conversation_id)
 
-    def _history(self, conversation_id: str) -> list[PriorTurn]:
+    def history(self, conversation_id: str) -> list[PriorTurn]:
         """The planner's view of earlier questions and answers: one query."""
         return [
             PriorTurn(question, answer, choices)
-            for question, choices, answer in self.store.prior_turns(conversation_id)
+            for question, choices, answer in self.store.runs.prior_turns(conversation_id)
         ]
 
     def start_question(
@@ -84,15 +104,19 @@ class QuestionService(ServiceBase):
         (``conversation_id`` None, or not theirs), and prepare its runs (``prepare_many``:
         every check, admission). A conversation made here is deleted again when the question
         is refused, so a refused first question leaves nothing behind (ServiceError)."""
-        conv = self.store.get_conversation(conversation_id, owner) if conversation_id else None
+        conv = (
+            self.store.conversations.get_conversation(conversation_id, owner)
+            if conversation_id
+            else None
+        )
         created = conv is None
         if conv is None:
-            conv = self.store.create_conversation(owner=owner)
+            conv = self.store.conversations.create_conversation(owner=owner)
         try:
             requests, message = self.prepare_many(conv.id, ask, contenders, owner=owner)
         except BaseException:
             if created:
-                self.store.delete_conversation(conv.id, owner)
+                self.store.conversations.delete_conversation(conv.id, owner)
             raise
         return StartedQuestion(conv.id, created, requests, message)
 
@@ -137,7 +161,7 @@ class QuestionService(ServiceBase):
         Admission (queue, per-owner and per-address limits; ``address`` default: where the
         owner was last seen) is checked before anything is stored: ServiceError 429 with a
         Retry-After header when refused."""
-        conv = self.conversation_or_404(conversation_id, owner=owner)
+        conv = self._lookups.conversation_or_404(conversation_id, owner=owner)
         question = ask.question.strip()
         if not question:
             raise ServiceError("Type a question first.")
@@ -157,7 +181,7 @@ class QuestionService(ServiceBase):
         if not audio_id:
             raise ServiceError("Upload or record audio first.")
         ref = self.audio.get(audio_id)
-        owned = self.store.get_audio(audio_id, owner)
+        owned = self.store.recordings.get_audio(audio_id, owner)
         if ref is None or owned is None:
             raise ServiceError(f"Unknown audio {audio_id}; upload it again.", status=404)
         ref = dataclasses.replace(ref, name=owned.name)  # this owner's file name, no other
@@ -172,11 +196,11 @@ class QuestionService(ServiceBase):
         except UnavailableError as exc:
             raise ServiceError(str(exc)) from exc
         try:
-            ticket = self.runs.admit(
+            ticket = self._manager.admit(
                 owner,
                 len(planners),
                 paid=any(map(is_paid, planners)),
-                address=address or self.clients.address_of(owner),
+                address=address or self._clients.address_of(owner),
             )
         except RunRefused as exc:
             raise ServiceError(str(exc), status=exc.status, retry_after=exc.retry_after_s) from exc
@@ -189,7 +213,7 @@ class QuestionService(ServiceBase):
                 ask.budget, title,
             )  # fmt: skip
         except BaseException:
-            self.runs.release(ticket)
+            self._manager.release(ticket)
             raise
         self._tickets[requests[0].run_id] = ticket
         return requests, message
@@ -198,7 +222,7 @@ class QuestionService(ServiceBase):
         """The name of a conversation still without a title: its first question and its
         recording, distinct from the owner's other titles (``backend.service.titles``)."""
         plain = plain_title(question, audio_name)
-        return distinct(plain, self.store.titles_from(owner, plain, conversation_id))
+        return distinct(plain, self.store.conversations.titles_from(owner, plain, conversation_id))
 
     def _record(
         self,
@@ -214,7 +238,7 @@ class QuestionService(ServiceBase):
         title: str | None,
     ) -> tuple[list[RunRequest], MessageInfo]:
         """The question, its title and its runs stored in one transaction."""
-        history = self._history(conversation_id)
+        history = self.history(conversation_id)
         requests = [
             RunRequest(
                 question=question,
@@ -229,7 +253,7 @@ class QuestionService(ServiceBase):
             )
             for planner, (_, strategy) in zip(planners, contenders, strict=True)
         ]
-        message, _ = self.store.add_question(
+        message, _ = self.store.messages.add_question(
             conversation_id,
             question,
             choices,
@@ -237,14 +261,7 @@ class QuestionService(ServiceBase):
             [(r.run_id, r.planner.name, r.strategy) for r in requests],
             [t.name for t in tools],
             group_id=uuid.uuid4().hex if len(contenders) > 1 else None,
-            worker_id=self.runs.worker_id,
+            worker_id=self._manager.worker_id,
             title=title,
         )
         return requests, message
-
-    async def ask(
-        self, conversation_id: str, ask: AskRequest, *, owner: str
-    ) -> AsyncIterator[ev.Event]:
-        request, _ = self.prepare(conversation_id, ask, owner=owner)
-        async for event in self.stream(conversation_id, request):
-            yield event

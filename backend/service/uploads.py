@@ -5,19 +5,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.audio import AudioError, UnsupportedFormatError, decode_bytes, sha256_bytes
+from agent.audio import AudioError, AudioStore, UnsupportedFormatError, decode_bytes, sha256_bytes
+from backend.access.upload_quota import UploadQuota, disk_free
 from backend.errors import ServiceError
-from backend.service.base import ServiceBase
+from backend.host.settings import Settings
+from storage import Store
 from storage.repo import DECODED_BYTES_PER_S
 from storage.schemas import AudioInfo
+from storage.upload_files import UploadFiles
 
 
-class UploadService(ServiceBase):
-    """The uploads part of ``AgentService``."""
+class UploadService:
+    """The uploads part of ``AgentService``; owns the upload quota (``quota``)."""
+
+    def __init__(
+        self, settings: Settings, store: Store, audio: AudioStore, upload_files: UploadFiles
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.audio = audio
+        self.upload_files = upload_files  # the page's uploads, counted per owner
+        self.quota = UploadQuota(  # per owner and per address (backend.access.upload_quota)
+            per_hour=settings.limits.uploads_per_hour,
+            stored_bytes=int(settings.limits.stored_mb_per_owner * 1024 * 1024),
+            stored_bytes_of=self.stored_bytes,
+            address_limits=settings.client_limits,
+            free_bytes=disk_free(settings.data_dir),
+            min_free_bytes=int(settings.min_free_disk_mb * 1024 * 1024),
+        )
 
     def stored_bytes(self, owner: str) -> int:
         """What ``owner`` keeps on disk: recordings, and page uploads no recording counts."""
-        return self.store.stored_bytes(owner) + self.upload_files.bytes_of(owner)
+        return self.store.recordings.stored_bytes(owner) + self.upload_files.bytes_of(owner)
 
     def upload(
         self,
@@ -36,10 +55,8 @@ class UploadService(ServiceBase):
         # The same bytes again cost nothing, if this owner has them already (another
         # owner's copy must not show: no existence oracle through the quota).
         digest = sha256_bytes(data)
-        known = self.store.get_audio(digest, owner) is not None
-        self.upload_quota.admit(
-            owner, len(data), already_stored=known, counted=counted, address=address
-        )
+        known = self.store.recordings.get_audio(digest, owner) is not None
+        self.quota.admit(owner, len(data), already_stored=known, counted=counted, address=address)
         existed = self.audio.get(digest) is not None
         try:
             if not known and existed:
@@ -53,14 +70,14 @@ class UploadService(ServiceBase):
             raise ServiceError(str(exc), status=422) from exc
         if not known:  # with its decoded copy, does it still fit the owner's quota?
             keeps = len(data) + int(ref.duration_s * DECODED_BYTES_PER_S)
-            refused = self.upload_quota.stored_refusal(owner, keeps, counted)
+            refused = self.quota.stored_refusal(owner, keeps, counted)
             if refused is not None:
-                if not existed and self.store.get_audio(ref.id) is None:
+                if not existed and self.store.recordings.get_audio(ref.id) is None:
                     self.audio.delete(ref.id)  # stored just now, for nobody else
                 raise ServiceError(refused.detail, refused.status)
-        self.store.add_audio(ref, size_bytes=len(data))
-        self.store.add_audio_ref(owner, ref.id, Path(name).name if name else "")
-        info = self.store.get_audio(ref.id, owner)
+        self.store.recordings.add_audio(ref, size_bytes=len(data))
+        self.store.recordings.add_audio_ref(owner, ref.id, Path(name).name if name else "")
+        info = self.store.recordings.get_audio(ref.id, owner)
         assert info is not None
         return info
 
