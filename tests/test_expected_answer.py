@@ -13,6 +13,8 @@ from agent.local_models.whisper_asr import Segment, Transcript, Word
 from agent.planners.base import ChatMessage, FinalAnswer, ToolSpec
 from agent.planners.expected_answer import Expect, expected_answer
 from agent.planners.offline import OfflinePlanner
+from agent.planners.offline_confidence import family_of
+from agent.planners.offline_expected import key_offers
 from agent.planners.question_types import classify, tool_arguments
 from agent.speech_loops import cut_loop
 from agent.tools.local_asr import cut_loops
@@ -222,3 +224,34 @@ async def test_digits_said_in_one_breath_that_echo_are_a_guess():
         transcribe=data, speech_activity=SPEECH,
     )  # fmt: skip
     assert answer.text.startswith("7, 7, 5, 7, 5") and answer.guess
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("Which key repeats the options?", Expect.KEY),
+        ("Which number gets me an operator?", Expect.KEY),
+        ("Which key checks my balance?", Expect.KEY),
+        ("Which key is for technical support?", Expect.KEY),
+        ("what key to leave a message", Expect.KEY),
+        ("What key is the song in?", None),
+        ("What key is this song played in?", None),
+    ],
+)
+def test_a_key_that_does_something_is_a_key_to_press(question, kind):
+    """Menu questions people type without "press" (the words dev sets' phrasings)."""
+    assert expected_answer(question) is kind
+
+
+def test_a_key_whisper_wrote_as_a_roman_numeral_is_read():
+    """Whisper writes a digit said alone after "press" as "I", "IV" now and then."""
+    menu = "For technical support, press I. To check your balance, press IV. Press i to go on."
+    assert key_offers(menu) == [("1", "for technical support"), ("4", "to check your balance")]
+
+
+def test_questions_expecting_a_kind_are_calibrated_on_their_own():
+    """A misheard menu's key must not move the line of every other answer about speech."""
+    key_q = "Which key do I press to leave a message?"
+    assert family_of(classify(key_q, []), []) == "open:expect:key"
+    assert family_of(classify("What number does the speaker say?", []), []) == "open:expect:number"
+    assert family_of(classify(key_q, ["1", "5"]), ["1", "5"]) != "open:expect:key"

@@ -10,7 +10,7 @@ from agent.planners.offline_confidence import Calibration
 from bench.offline_calibration import calibrate
 from bench.words_calibration import applied, figures, fit_lines, fit_words, meets, rescored
 
-SAID = "What numbers are said?"  # the family "open:said"
+SAID = "What numbers are said?"  # the family "open:expect:digits"
 
 
 def _item(raw: float | None, right: bool, guess: bool = False, question: str = SAID) -> dict:
@@ -53,7 +53,7 @@ def test_the_fit_gives_each_family_of_answers_in_words_a_curve_and_a_line():
     never = [_item(1.0, k % 3 == 0, question="What is making this sound?") for k in range(9)]
     table = fit_words([_dev_run() + never], old, "seed 0")
     assert table.curves["sound"] == old.curves["sound"] and table.guess_below == 0.67
-    assert set(table.family_lines) == {"open:said"} and table.family_lines["open:said"] > 0.5
+    assert set(table.family_lines) == {"open:expect:digits"} and table.family_lines["open:expect:digits"] > 0.5
     assert "open:kind" not in table.curves  # no line shows any: the family keeps what it had
     assert table.fitted_on == "q17f/full-0.json + in words: seed 0"
     held = [_item(0.7, True), _item(0.9, True), _item(0.2, False), _item(0.3, False),
@@ -92,5 +92,5 @@ def test_refitting_the_table_for_choices_keeps_the_lines_of_the_answers_in_words
     calibrate([run], table)
     again = Calibration.from_json(json.loads(table.read_text()))
     assert again.family_lines == words.family_lines and "sound" in again.curves
-    assert again.curves["open:said"] == words.curves["open:said"]
+    assert again.curves["open:expect:digits"] == words.curves["open:expect:digits"]
     assert again.fitted_on.endswith(" + in words: seed 0")

@@ -50,6 +50,14 @@ KEY_RE = re.compile(
     r"|\b" + _ACTION + r"\b.*\b(?:which|what)\s+(?:key|button|number|digit|option)s?\b"
     r"|\b(?:key|button)\s+(?:to|for|do|should|must)\b.*\b" + _ACTION + r"\b"
     r"|\bwhat\s+(?:do|should|must)\s+i\s+" + _ACTION + r"\b"
+    # "which key repeats the options", "which number gets me an operator", "what key to leave
+    # a message", "which key for billing": a key that does something or is for something
+    r"|\b(?:which|what)\s+(?:key|button|number|digit|option)\s+(?:is\s+)?(?:for|to|gets?|"
+    r"checks?|repeats?|connects?|takes?|leads?|reaches?|plays?|opens?|gives?)\b"
+)
+# "which key is the song in", "what key is this piece in": a musical key, not one to press
+MUSICAL_KEY_RE = re.compile(
+    r"\b(?:song|music|piece|tune|melody|track|chord|scale|major|minor|played|playing|sung)\b"
 )
 DIGITS_RE = re.compile(
     r"\b(?:phone|telephone|account|pin|code|card|order|reference|confirmation|extension)"
@@ -86,7 +94,7 @@ def expected_answer(question: str) -> Expect | None:
     "Which key do I press" expects a key to press (the key of a phone, never a musical key);
     "what time does he say" a time, not when in the clip speech is heard."""
     text = " ".join(question.lower().replace("’", "'").split())
-    if KEY_RE.search(text):
+    if KEY_RE.search(text) and not MUSICAL_KEY_RE.search(text):
         return Expect.KEY
     if YES_NO_RE.search(text):
         return Expect.YES_NO

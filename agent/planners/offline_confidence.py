@@ -36,6 +36,10 @@ def family_of(qtype: QuestionType, choices: Sequence[str]) -> str:
     kind = qtype.kind
     if qtype.focus is not None and kind in ("count", "order"):
         kind = f"{kind}:{qtype.focus.target}"
+    if not choices and qtype.expect is not None:
+        # a key, digits, a number ... read from speech: calibrated on its own (a misheard
+        # menu must not pull the line of every other answer about speech)
+        return f"open:expect:{qtype.expect.value}"
     if not choices:
         return f"open:{qtype.ask.form if qtype.ask is not None else kind}"
     return kind

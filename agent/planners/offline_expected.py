@@ -159,7 +159,15 @@ PRESS_RE = re.compile(r"\b(?:press|push|dial|select|enter)\s+(?:the\s+)?(\w+)(?:
 LEAD_RE = re.compile(r"^(?:please\s+|and\s+|or\s+|if you (?:want|would like|wish|need) )", re.I)
 
 
+# Whisper writes a digit said alone after "press" as a Roman numeral now and then ("press
+# I", "press IV"): upper case only, so "press i" in running text is not read as one.
+ROMAN_KEYS = {"I": "1", "II": "2", "III": "3", "IV": "4", "V": "5", "VI": "6", "VII": "7",
+              "VIII": "8", "IX": "9"}  # fmt: skip
+
+
 def _key(word: str) -> str | None:
+    if word in ROMAN_KEYS:
+        return ROMAN_KEYS[word]
     word = word.lower()
     if word.isdigit():
         return word
