@@ -53,7 +53,8 @@ def test_the_fit_gives_each_family_of_answers_in_words_a_curve_and_a_line():
     never = [_item(1.0, k % 3 == 0, question="What is making this sound?") for k in range(9)]
     table = fit_words([_dev_run() + never], old, "seed 0")
     assert table.curves["sound"] == old.curves["sound"] and table.guess_below == 0.67
-    assert set(table.family_lines) == {"open:expect:digits"} and table.family_lines["open:expect:digits"] > 0.5
+    lines = table.family_lines
+    assert set(lines) == {"open:expect:digits"} and lines["open:expect:digits"] > 0.5
     assert "open:kind" not in table.curves  # no line shows any: the family keeps what it had
     assert table.fitted_on == "q17f/full-0.json + in words: seed 0"
     held = [_item(0.7, True), _item(0.9, True), _item(0.2, False), _item(0.3, False),
