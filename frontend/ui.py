@@ -17,7 +17,7 @@ from typing import Any
 import gradio as gr
 
 from backend.service import AgentService
-from frontend import benchmarks_tab, files
+from frontend import benchmarks_tab, files, tool_states
 from frontend.asking import AskingHandlers
 from frontend.catalogue import Catalogue
 from frontend.context import PageContext
@@ -142,6 +142,11 @@ def wire_settings(ui: Ui) -> None:
     page, handlers = ui.page, ui.settings
     p, c = page.settings, page.compare
     p.check_btn.click(handlers.check_models, outputs=p.check_out)
+    tools = ui.context.catalogue.available_tools
+    p.tool_timer.tick(
+        lambda: tool_states.refresh(tools), outputs=[p.tool_states, p.tool_timer],
+        concurrency_limit=None, show_progress="hidden",
+    )  # fmt: skip
     p.planner.change(handlers.on_planner, inputs=p.planner, outputs=p.planner_note)
     p.strategy.change(
         handlers.on_strategy, inputs=p.strategy, outputs=p.strategy, show_progress="hidden"
