@@ -155,6 +155,7 @@ def run(rounds: int, clip: Path, chromium: str, app_dir: Path = ROOT) -> dict[st
                     executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
                 )
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.set_default_timeout(300_000)  # a loaded machine
                 add("page load", reload_page(page, base + "/"))
                 for number in range(1, rounds + 1):
                     print(f"round {number}", flush=True)
