@@ -57,6 +57,11 @@ def build_settings(catalogue: Catalogue) -> SettingsPanel:
             visible=bool(catalogue.strategies),
             elem_id="strategy",
         )
+        # the local tools' warm-up (warming up, ready, failed), refreshed while it goes on
+        tool_states = gr.HTML(
+            states_html(warm_up.status(), catalogue.available_tools), elem_id="tool-states"
+        )
+        tool_timer = gr.Timer(REFRESH_S, active=True)
         with gr.Accordion(f"Tools ({len(catalogue.available_tools)} available)", open=False):
             tools = gr.CheckboxGroup(
                 choices=[
@@ -67,10 +72,6 @@ def build_settings(catalogue: Catalogue) -> SettingsPanel:
                 label="Tools the planner may call",
                 elem_id="tools",
             )
-            tool_states = gr.HTML(
-                states_html(warm_up.status(), catalogue.available_tools), elem_id="tool-states"
-            )
-            tool_timer = gr.Timer(REFRESH_S, active=True)
         with gr.Accordion("Unavailable planners, tools and presets", open=False):
             gr.Markdown(unavailable_table(catalogue.raw), elem_id="unavailable")
         with gr.Accordion("Check models", open=False):

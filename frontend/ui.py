@@ -23,6 +23,7 @@ from frontend.catalogue import Catalogue
 from frontend.context import PageContext
 from frontend.conversation_actions import COPY_JS, ConversationActions
 from frontend.conversations import ConversationHandlers
+from frontend.echo import ECHO_JS
 from frontend.page import Page, build_page
 from frontend.settings_panel import SettingsHandlers
 
@@ -204,6 +205,7 @@ def wire_asking(ui: Ui, following: list[Any]) -> None:
         handlers.submit,
         inputs=[page.mode, page.conversation, page.attachment, c.question, c.choices, *settings,
                 *contenders],
+        js=ECHO_JS,  # the question in the chat at once (frontend.echo)
         **options,
     )  # fmt: skip
     ask.then(**idle)
