@@ -50,8 +50,15 @@ ECHO_JS = (
       row.remove();
       if (restore && placeholder && placeholder.isConnected) placeholder.style.display = "";
     };
+    const firstLine = text.split("\n")[0];
+    const lastRow = () => Array.from(log.querySelectorAll(".user-row:not(.asking-echo)")).pop();
+    const lastBefore = lastRow();
+    const drawn = () => {
+      const last = lastRow();
+      return !!last && last !== lastBefore && last.innerText.includes(firstLine);
+    };
     const check = () => {
-      if (userRows() > before) return done(false);
+      if (userRows() > before || drawn()) return done(false);
       const said = statusNow();
       if (said && said !== statusBefore) return done(true);
       if (Date.now() - begun > """
