@@ -50,7 +50,7 @@ ECHO_JS = (
       row.remove();
       if (restore && placeholder && placeholder.isConnected) placeholder.style.display = "";
     };
-    const firstLine = text.split("\n")[0];
+    const firstLine = text.split("\\n")[0];
     const lastRow = () => Array.from(log.querySelectorAll(".user-row:not(.asking-echo)")).pop();
     const lastBefore = lastRow();
     const drawn = () => {
