@@ -13,6 +13,7 @@ import pytest
 from agent import warm_state
 from agent.registry import Registry
 from agent.testing import ScriptedPlanner, ScriptedTurn
+from frontend.echo import ECHO_JS
 from tests.browser_kit import DOG_CLIP, open_app, open_settings, upload
 
 pytestmark = pytest.mark.browser
@@ -31,6 +32,12 @@ def chat_count(page: Any, text: str) -> int:
             "(t) => (document.querySelector('#chat')?.innerText || '').split(t).length - 1", text
         )
     )
+
+
+def test_the_echo_script_compiles(page) -> None:  # type: ignore[no-untyped-def]
+    """A script Gradio cannot compile leaves the whole page at "Loading..."."""
+    kind = page.evaluate("(src) => typeof new Function('return ' + src)()", ECHO_JS)
+    assert kind == "function"
 
 
 def test_the_question_shows_at_once_and_once(app_server, page) -> None:  # type: ignore[no-untyped-def]
