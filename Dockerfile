@@ -12,7 +12,9 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     AUDIO_AGENT_HOST=0.0.0.0 \
     AUDIO_AGENT_PORT=7860 \
-    AUDIO_AGENT_DATA_DIR=/data
+    AUDIO_AGENT_DATA_DIR=/data \
+    NUMBA_CACHE_DIR=/app/.numba-cache \
+    NUMBA_CPU_NAME=generic
 
 WORKDIR /app
 # The same locked versions (with hashes) as the README's command; see README "Run it".
@@ -21,8 +23,12 @@ RUN pip install -r requirements.lock \
     && pip install --no-deps -r requirements-nodeps.lock
 COPY . .
 
-RUN useradd --create-home --uid 1000 app && mkdir -p /data && chown app:app /data
+RUN useradd --create-home --uid 1000 app && mkdir -p /data /app/.numba-cache \
+    && chown app:app /data /app/.numba-cache
 USER app
+# librosa's numba functions compiled once here, into the image (minutes on a first start
+# otherwise; NUMBA_CPU_NAME=generic: the cache is valid on any x86-64 host).
+RUN python -m agent.local_models.librosa_warm_up
 VOLUME ["/data"]
 EXPOSE 7860
 CMD ["python", "app.py"]

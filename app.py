@@ -53,7 +53,7 @@ def create_app(
     from backend.access.gradio_files import GradioFileGuard
     from backend.access.gradio_sessions import GradioSessionGuard
     from backend.access.upload_quota import UploadGuard
-    from backend.host import hosting, space
+    from backend.host import hosting, space, warm_up
     from backend.host.settings import Settings
     from backend.host.startup import identity_for
     from backend.http import api, connect, mcp_server, openai_api
@@ -67,6 +67,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if settings.warm_up:  # once the server listens, at a lower priority
+            warm_up.start()
         async with app.state.mcp.run():  # the MCP server at /mcp (backend/http/mcp_server.py)
             yield
         if app.state.retention is not None:
@@ -108,8 +110,6 @@ def create_app(
     hosting.install_host_check(app, settings)
     security.install_headers(app, policy)  # outermost: every response has them
     app.state.retention = start_retention(service)  # AUDIO_AGENT_RETENTION_DAYS
-    if settings.warm_up:
-        threading.Thread(target=_warm_up, daemon=True, name="warm-up").start()
     if not ui:
         return app
     import gradio as gr
@@ -151,16 +151,6 @@ def gradio_cache_expiry(settings: Settings) -> tuple[int, int] | None:
         return None
     age = max(60, int(settings.upload_ttl_hours * 3600))
     return (min(3600, age), age)
-
-
-def _warm_up() -> None:
-    """Load the local models in the background so the first question is not slow."""
-    from agent.registry import warm_up
-
-    timings = warm_up(log.warning)
-    total = sum(timings.values())
-    log.info("local models ready in %.1f s (%s)", total,
-             ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))  # fmt: skip
 
 
 def _registry_hook() -> Registry | None:
@@ -229,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     from backend.access.connection_limits import fit_to_descriptors, uvicorn_options
     from backend.access.log_limits import rate_limit_logs
     from backend.host import hosting
+    from backend.host.boot import Booting
     from backend.host.settings import Settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -256,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
             *hosting.SHARE_HOSTS,
         ]
     settings.server_limits = fit_to_descriptors(settings.server_limits)  # the connection cap
-    app = create_app(settings, registry=_registry_hook())
+    # Listen at once; the app is built in a thread meanwhile (a "starting" page until then).
+    app = Booting(lambda: create_app(settings, registry=_registry_hook()),
+                  root_path=settings.root_path)  # fmt: skip
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -269,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         **uvicorn_options(settings.server_limits, settings.trusted_proxies),
     )
     server = uvicorn.Server(config)
+    app.on_failure = lambda: setattr(server, "should_exit", True)
     rate_limit_logs(settings.server_limits.log_lines_per_minute)  # after uvicorn's logging
     print(f"Serving on http://{settings.host}:{settings.port}", flush=True)
     if args.share:
@@ -276,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             target=hosting.open_share_tunnel, args=(server, settings), daemon=True
         ).start()
     server.run()
+    if app.failed is not None:
+        raise app.failed
     return 0
 
 

@@ -344,19 +344,29 @@ class Registry:
         return self._similarity
 
 
+IN_WORKERS = ("music", "signal")  # their numba code is compiled again in worker processes
+
+
 def warm_up(log: Callable[[str], None] = print) -> dict[str, float]:
     """Load every local model once (numba's first call is slow); returns seconds per model."""
     import importlib
     import time
 
+    from agent.warm_state import FAILED, READY, STATE, WARMING
+
+    STATE.begin()
     timings: dict[str, float] = {}
     for module in ("whisper_asr", "vad", "yamnet", "embedding", "music", "signal"):
         begun = time.monotonic()
+        STATE.set(module, WARMING)
         try:
             importlib.import_module(f"agent.local_models.{module}").warm_up()
         except Exception as exc:  # a missing model disables its tool, the app still starts
             log(f"warm-up of {module} failed: {exc}")
+            STATE.set(module, FAILED, str(exc)[:200])
             continue
+        if module not in IN_WORKERS:
+            STATE.set(module, READY)
         timings[module] = round(time.monotonic() - begun, 2)
     begun = time.monotonic()
     try:  # GIL-bound models run in worker processes: start and warm them too
@@ -367,4 +377,8 @@ def warm_up(log: Callable[[str], None] = print) -> dict[str, float]:
             timings["worker processes"] = round(time.monotonic() - begun, 2)
     except Exception as exc:  # noqa: BLE001 - they start at the first call instead
         log(f"warm-up of the model worker processes failed: {exc}")
+    for module in IN_WORKERS:  # compiled in the workers (or in threads, above)
+        if module in timings:
+            STATE.set(module, READY)
+    STATE.finish()
     return timings

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from backend.host import warm_up
 from frontend.catalogue import Catalogue, planner_note, strategy_info, unavailable_table
+from frontend.tool_states import REFRESH_S, states_html
 
 
 @dataclass
@@ -19,6 +21,8 @@ class SettingsPanel:
     tools: gr.CheckboxGroup
     check_btn: gr.Button
     check_out: gr.Markdown
+    tool_states: gr.HTML  # the local tools' warm-up: warming up, ready, failed
+    tool_timer: gr.Timer  # refreshes it while the warm-up goes on
 
 
 def build_settings(catalogue: Catalogue) -> SettingsPanel:
@@ -53,6 +57,11 @@ def build_settings(catalogue: Catalogue) -> SettingsPanel:
             visible=bool(catalogue.strategies),
             elem_id="strategy",
         )
+        # the local tools' warm-up (warming up, ready, failed), refreshed while it goes on
+        tool_states = gr.HTML(
+            states_html(warm_up.status(), catalogue.available_tools), elem_id="tool-states"
+        )
+        tool_timer = gr.Timer(REFRESH_S, active=True)
         with gr.Accordion(f"Tools ({len(catalogue.available_tools)} available)", open=False):
             tools = gr.CheckboxGroup(
                 choices=[
@@ -72,4 +81,7 @@ def build_settings(catalogue: Catalogue) -> SettingsPanel:
                 "(a short text turn, one second of audio).",
                 elem_id="check-models-result",
             )
-    return SettingsPanel(planner_info, preset, planner, strategy, tools, check_btn, check_out)
+    return SettingsPanel(
+        planner_info, preset, planner, strategy, tools, check_btn, check_out, tool_states,
+        tool_timer,
+    )  # fmt: skip

@@ -17,12 +17,13 @@ from typing import Any
 import gradio as gr
 
 from backend.service import AgentService
-from frontend import benchmarks_tab, files
+from frontend import benchmarks_tab, files, tool_states
 from frontend.asking import AskingHandlers
 from frontend.catalogue import Catalogue
 from frontend.context import PageContext
 from frontend.conversation_actions import COPY_JS, ConversationActions
 from frontend.conversations import ConversationHandlers
+from frontend.echo import ECHO_JS
 from frontend.page import Page, build_page
 from frontend.settings_panel import SettingsHandlers
 
@@ -145,6 +146,11 @@ def wire_settings(ui: Ui) -> None:
     page, handlers = ui.page, ui.settings
     p, c = page.settings, page.compare
     p.check_btn.click(handlers.check_models, outputs=p.check_out)
+    tools = ui.context.catalogue.available_tools
+    p.tool_timer.tick(
+        lambda: tool_states.refresh(tools), outputs=[p.tool_states, p.tool_timer],
+        concurrency_limit=None, show_progress="hidden",
+    )  # fmt: skip
     p.planner.change(handlers.on_planner, inputs=p.planner, outputs=p.planner_note)
     p.strategy.change(
         handlers.on_strategy, inputs=p.strategy, outputs=p.strategy, show_progress="hidden"
@@ -202,6 +208,7 @@ def wire_asking(ui: Ui, following: list[Any]) -> None:
         handlers.submit,
         inputs=[page.mode, page.conversation, page.attachment, c.question, c.choices, *settings,
                 *contenders],
+        js=ECHO_JS,  # the question in the chat at once (frontend.echo)
         **options,
     )  # fmt: skip
     ask.then(**idle)

@@ -116,12 +116,44 @@ async def test_one_loop_draws_structure_at_once_and_text_at_a_pace() -> None:
         yield e(ev.PlannerDelta, turn=1, text="b")
         yield e(ev.ToolCall, call_id="c", tool="t", arguments={})
 
-    batches = [b async for b in throttle.batches(stream(), every_s=0.05)]
+    async def paced():  # type: ignore[no-untyped-def]
+        yield started(e)
+        await asyncio.sleep(0.01)
+        for _ in range(5):
+            yield e(ev.PlannerDelta, turn=1, text="a")
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.06)
+        yield e(ev.PlannerDelta, turn=1, text="b")
+        await asyncio.sleep(0.01)
+        yield e(ev.ToolCall, call_id="c", tool="t", arguments={})
+
+    batches = [b async for b in throttle.batches(paced(), every_s=0.05)]
     kinds = [[x.type for x in batch] for batch in batches]
     assert kinds[0] == ["run_started"]  # structure: at once
     assert kinds[1] == ["planner_delta"] * 6  # text: held until the pace allows
     assert kinds[2] == ["tool_call"]
     assert sum(len(b) for b in batches) == 8
+    # What has arrived together is drawn once: a burst (a cached run) is one update.
+    batches = [b async for b in throttle.batches(stream(), every_s=0.05)]
+    kinds = [[x.type for x in batch] for batch in batches]
+    assert kinds[0] == ["run_started"] + ["planner_delta"] * 5
+    assert sum(len(b) for b in batches) == 8 and len(batches) <= 2
+
+
+async def test_a_burst_of_events_is_one_update_and_an_error_comes_after_them() -> None:
+    e = Clock()
+
+    async def cached_run():  # type: ignore[no-untyped-def]
+        yield started(e)
+        for n in range(10):
+            yield e(ev.ToolCall, call_id=f"c{n}", tool="t", arguments={})
+        raise RuntimeError("the follow broke")
+
+    seen: list[list[str]] = []
+    with pytest.raises(RuntimeError, match="the follow broke"):
+        async for batch in throttle.batches(cached_run()):
+            seen.append([x.type for x in batch])
+    assert seen == [["run_started"] + ["tool_call"] * 10]
 
 
 def test_the_account_menu_is_for_logged_in_users_only() -> None:

@@ -19,6 +19,7 @@ from backend.access.body_limits import Text, check_title, validation_error_respo
 from backend.access.clients import client_address
 from backend.access.security import audio_response
 from backend.errors import ServiceError
+from backend.host import warm_up
 from backend.runs import faults
 from backend.service import AgentService, AskRequest, default_strategy
 from storage.schemas import AudioInfo, ConversationInfo
@@ -73,6 +74,7 @@ def build_router(service: AgentService) -> APIRouter:
             "tools_available": sum(t["available"] for t in catalogue["tools"]),
             # "temporary" on a Space without persistent storage (backend/host/space.py)
             "storage": "temporary" if service.storage_notice() else "persistent",
+            "warm_up": warm_up.status(),  # per local tool: waiting, warming up, ready, failed
         }
 
     @router.get("/catalogue")
