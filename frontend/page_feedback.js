@@ -1,6 +1,7 @@
 // What the page shows at once, before the server answers (its answers come through Gradio's
-// queue and can take seconds on a loaded machine): the Undo bar of a deletion, the question
-// just asked, an upload's progress; and copies of a message as plain text. Run with page.js
+// queue and can take seconds on a loaded machine): the Undo bar of a deletion and an upload's
+// progress (the question just asked: frontend/echo.py); and copies of a message as plain
+// text. Run with page.js
 // (frontend/assets.py); every part is guarded so a missing element is never an error.
 (() => {
   if (window.__askAudioFeedback) return;
@@ -64,59 +65,6 @@
       if (!(event.target instanceof Element)) return;
       if (event.target.closest("#undo-early-btn")) earlyUndo();
       else if (event.target.closest(DELETES)) showEarly();
-    },
-    true,
-  );
-
-  // -- The question at once: shown under the chat as sent, until the chat has it ------------
-  let asked = null; // { bubble, rows, toasts, since }
-  function dropAsked() {
-    if (!asked) return;
-    asked.bubble.remove();
-    $("#chat")?.classList.remove("asking");
-    asked = null;
-  }
-  function showAsked() {
-    const chat = $("#chat");
-    const wrap = chat && $(".bubble-wrap", chat);
-    const box = $("#question textarea");
-    const text = (box?.value || "").trim();
-    const ask = $("#ask");
-    if (!wrap || !text || !shownEl(chat) || !ask || ask.disabled) return;
-    dropAsked();
-    const bubble = document.createElement("div");
-    bubble.className = "asked-now";
-    bubble.setAttribute("role", "status");
-    const words = document.createElement("p");
-    words.textContent = text;
-    const note = document.createElement("span");
-    note.className = "asked-note";
-    note.textContent = "Sending…";
-    bubble.append(words, note);
-    wrap.append(bubble);
-    chat.classList.add("asking");
-    bubble.scrollIntoView({ block: "nearest" });
-    asked = {
-      bubble,
-      rows: $$("#chat .user-row").length,
-      toasts: toastCount(),
-      since: Date.now(),
-    };
-  }
-  function settleAsked() {
-    if (!asked) return;
-    // the chat has it now (or the run has started: a long chat shows only its last turns)
-    const running = $("#stop") && !$("#stop").disabled;
-    const answered = $$("#chat .user-row").length > asked.rows || running;
-    const refused = toastCount() > asked.toasts;
-    const status = ($("#status")?.innerText || "").trim() !== "" && shownEl($("#status"));
-    if (answered || refused || status || !asked.bubble.isConnected) dropAsked();
-    else if (Date.now() - asked.since > 120_000) dropAsked();
-  }
-  document.addEventListener(
-    "click",
-    (event) => {
-      if (event.target instanceof Element && event.target.closest("#ask")) showAsked();
     },
     true,
   );
@@ -262,7 +210,6 @@
     requestAnimationFrame(() => {
       pending = false;
       passUndo();
-      settleAsked();
       settleUpload();
       micNote();
     });

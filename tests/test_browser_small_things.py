@@ -131,7 +131,7 @@ def test_question_upload_copy_fonts_icons_and_a_late_undo(
     pushed = slow_queue(monkeypatch, 6)
     pressed = time.monotonic()
     page.locator("#question textarea").press("Enter")
-    asked = page.locator("#chat .user-row, #chat .asked-now").filter(has_text=QUESTION)
+    asked = page.locator("#chat .user-row, #chat .asking-echo").filter(has_text=QUESTION)
     asked.first.wait_for(timeout=3_000)  # (the examples under an empty chat say it too)
     shown_after = time.monotonic() - pressed
     assert shown_after < 3.0, shown_after
@@ -139,7 +139,7 @@ def test_question_upload_copy_fonts_icons_and_a_late_undo(
     monkeypatch.setattr(Queue, "push", push)
     answered(page)
     assert pushed  # the question did wait in the slow queue
-    assert page.locator("#chat .asked-now").count() == 0  # the chat's own copy took its place
+    assert page.locator("#chat .asking-echo").count() == 0  # the chat's own copy took its place
     assert page.locator("#chat").inner_text().count(QUESTION) == 1
 
     # The chat's icons (delete, copy all) are above the first message, not on it.
