@@ -255,3 +255,16 @@ def test_questions_expecting_a_kind_are_calibrated_on_their_own():
     assert family_of(classify(key_q, []), []) == "open:expect:key"
     assert family_of(classify("What number does the speaker say?", []), []) == "open:expect:number"
     assert family_of(classify(key_q, ["1", "5"]), ["1", "5"]) != "open:expect:key"
+
+
+def test_a_sure_digit_reading_is_weaker_when_its_lead_is_small_or_spans_were_read_freely():
+    """The calibration's input for digits read span by span is graded, not a flat 1.0."""
+    from agent.planners.offline_expected import DigitReading, constrained_strength
+
+    clear = DigitReading(["1", "2"], constrained=True, least_margin=1.5, agrees=True)
+    narrow = DigitReading(["1", "2"], constrained=True, least_margin=0.3, agrees=True)
+    breath = DigitReading(["1", "2"], constrained=True, least_margin=1.5, agrees=True, free_spans=1)
+    disagree = DigitReading(["1", "2"], constrained=True, least_margin=1.5, agrees=False)
+    assert constrained_strength(clear) == 1.0
+    assert constrained_strength(clear) > constrained_strength(narrow) > 0.5
+    assert constrained_strength(breath) < 1.0 and constrained_strength(disagree) < 1.0

@@ -107,6 +107,20 @@ def read_digits(evidence: Evidence) -> DigitReading:
     )
 
 
+def constrained_strength(reading: DigitReading) -> float:
+    """How strongly a sure reading span by span holds, for the calibration to draw its line
+    on (words dev sets): the least lead of a span's digit word (saturating at 1.0 of mean
+    log-probability), lower when spans had to be read freely (several digits in one breath)
+    or the free reading disagrees."""
+    lead = 1.0 if reading.least_margin is None else min(1.0, reading.least_margin)
+    strength = 0.5 + 0.5 * lead
+    if reading.free_spans:
+        strength *= 0.85
+    if not reading.agrees:
+        strength *= 0.9
+    return round(strength, 3)
+
+
 def _digits_answer(expect: Expect, evidence: Evidence, details: str) -> Worded:
     reading = read_digits(evidence)
     free = evidence.transcript or ""
@@ -147,7 +161,7 @@ def _digits_answer(expect: Expect, evidence: Evidence, details: str) -> Worded:
         why.append("one digit was only a little likelier than another")
     strength = 0.0 if unsure else (evidence.transcript_certainty or 1.0)
     if reading.constrained and not unsure:
-        strength = 1.0
+        strength = constrained_strength(reading)
     details = (f"Evidence: {'; '.join(why)}. " if why else "") + details
     if unsure:
         text = text.rstrip(".") + ", probably."
