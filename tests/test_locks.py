@@ -111,7 +111,7 @@ def test_the_readme_commands_install_from_the_locks() -> None:
     )
     assert test == (
         "pip install -r requirements-dev.lock && pip install --no-deps -r"
-        " requirements-nodeps.lock && python -m pytest -n auto --maxprocesses 4 --dist worksteal"
+        " requirements-nodeps.lock && python -m pytest"
     )
 
 
