@@ -16,7 +16,7 @@ from agent.providers import UnknownProvider, get_provider
 from agent.remote import ModelConfig
 from agent.retirement import notice
 from agent.strategies import strategy_infos
-from agent.tools.base import Tool, local_tools
+from agent.tools.base import Tool, installed_tools, local_tools
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "models.toml"
 LOCAL = "local"  # the provider name of the bundled offline planner and the local tools
@@ -118,11 +118,12 @@ class Registry:
         factories = local_tools()
         entries: dict[tuple[str, str], CatalogueEntry] = {}
         listed = {item["name"] for item in raw.get("tool", [])}
-        # A registered local tool (built-in or a plugin's) needs no catalogue entry: it is
-        # offered as is, after the listed ones. An entry sets its place, label or `enabled`.
+        # An installed plugin's local tool needs no catalogue entry: it is offered as is.
+        # This project's own are offered through their entries (the file decides which a
+        # host offers, and in what order).
         unlisted = [
-            {"name": name, "provider": LOCAL, **_tool_settings(factory)}
-            for name, factory in factories.items()
+            {"name": name, "provider": LOCAL, **_tool_settings(factories[name])}
+            for name in installed_tools()
             if name not in listed
         ]
         for kind in ("planner", "tool"):

@@ -277,22 +277,14 @@ async def test_a_registered_provider_builds_and_checks_its_entries(
     assert check.exchange == "tool round trip ok"
 
 
-def test_a_built_in_tool_is_its_module_alone(tmp_path: Path) -> None:
-    """A module of agent/tools that registers a tool is loaded with no list naming it, and its
-    tool is offered with no catalogue entry; an entry only sets its place, label or switch."""
+def test_a_built_in_is_found_by_its_module_alone() -> None:
+    """A module of agent/tools, agent/strategies or agent/providers that registers at its top
+    level is loaded with no list naming it."""
     assert "agent.tools.local_asr" in builtin_modules(TOOLS_GROUP)
     assert "agent.tools.base" not in builtin_modules(TOOLS_GROUP)  # it defines the decorator
     assert "agent.strategies.react" in builtin_modules(STRATEGIES_GROUP)
     assert "agent.providers.search" in builtin_modules(PROVIDERS_GROUP)
-    config = tmp_path / "models.toml"
-    config.write_text(
-        '[[planner]]\nname = "offline"\nprovider = "local"\n\n'
-        '[[tool]]\nname = "speakers"\nprovider = "local"\nenabled = false\n'
-    )
-    tools = {e["name"]: e for e in Registry(config).catalogue()["tools"]}
-    assert tools["transcribe"]["available"] and tools["transcribe"]["label"]
-    assert tools["speakers"]["available"] is False  # switched off by its entry
-    assert list(tools)[0] == "speakers"  # listed ones keep their place, first
+    assert "agent.providers.deepseek" in builtin_modules(PROVIDERS_GROUP)  # a billing rule
 
 
 def test_defaults_name_the_registrys_strategy_not_a_copy() -> None:
