@@ -8,7 +8,6 @@ disk is SQLite's own "database or disk is full", made to happen with ``max_page_
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import select
@@ -152,7 +151,18 @@ def test_a_flood_from_many_addresses_cannot_exhaust_the_descriptors(tmp_path, mo
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
     popen = subprocess.Popen
-    monkeypatch.setattr(subprocess, "Popen", functools.partial(popen, preexec_fn=limited))
+
+    def limited_popen(*args: Any, preexec_fn: Any = None, **kwargs: Any) -> Any:
+        """The limit on top of what the server's start already runs in the child."""
+
+        def both() -> None:
+            if preexec_fn is not None:
+                preexec_fn()
+            limited()
+
+        return popen(*args, preexec_fn=both, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", limited_popen)
     server = Server(
         tmp_path / "data",
         tmp_path / "server.log",
