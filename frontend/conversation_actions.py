@@ -125,11 +125,12 @@ class ConversationActions:
     ) -> views.Updates:
         """The Undo bar's timer: its window (counted from when it was shown) is over, so the
         deletion ends now (an Undo processed first has already taken it back)."""
-        handle = self.ctx.pending_deletes.get(conversation_id or "")
-        if handle is not None:
+        reads = self.ctx.reads(request)
+        mine = await asyncio.to_thread(reads.conversation, conversation_id)  # None: not theirs
+        handle = self.ctx.pending_deletes.get(mine.id) if mine is not None else None
+        if mine is not None and handle is not None:
             handle.cancel()
-            owned = self.ctx.owned(request)
-            await asyncio.to_thread(self.finish_delete, owned, conversation_id or "")
+            await asyncio.to_thread(self.finish_delete, reads.service, mine.id)
         return self.hidden_bar()
 
     def hidden_bar(self) -> views.Updates:

@@ -275,3 +275,10 @@ async def test_ui_handlers_resolve_the_owner_from_the_request(tmp_path, tone_wav
     assert titles() == ["A's secret"]
     actions.rename(cid, "Renamed by A", as_a)
     assert titles() == ["Renamed by A"]
+    # A's deletion, pending its Undo window: B's "window over" neither ends nor cancels it.
+    await actions.delete(cid, as_a)
+    assert cid in ctx.pending_deletes
+    await actions.undo_expired(cid, as_b)
+    assert cid in ctx.pending_deletes
+    await actions.undo(cid, as_a)
+    assert titles() == ["Renamed by A"]
